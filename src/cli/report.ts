@@ -1,0 +1,46 @@
+import { gatherFleet } from '../fleet.js';
+import { buildReport, formatBytes, LANES, type Report } from '../report.js';
+import { formatDuration } from '../duration.js';
+import { EXIT, config, type Command } from './common.js';
+
+export const reportCommand: Command = {
+  name: 'report',
+  summary: 'what the fleet holds: rows, tasks, memory by lane, lanes awaiting a human',
+  usage: `usage: sunset report [--json] [--config FILE]
+
+Roster rows (live sessions, records), tasks by state, the memory live sessions hold by
+their task's lane (awaiting-human, active, finished, untasked) with each lane's share,
+and the lanes awaiting a human, oldest first. It reports; it never acts (D10).
+
+Exit codes: 0 = printed, 1 = the roster probe failed, 2 = bad usage or config.`,
+  options: { json: { type: 'boolean' } },
+  async run({ values }, io) {
+    const cfg = config(values, io);
+    const snap = await gatherFleet(cfg);
+    const r = buildReport(snap);
+    if (values.json) io.out(JSON.stringify(r, null, 2));
+    else io.out(formatReport(r));
+    for (const p of snap.problems) io.err(`sunset: ${p}`);
+    return snap.roster.ok ? EXIT.ok : EXIT.failure;
+  },
+};
+
+export function formatReport(r: Report): string {
+  const out: string[] = [];
+  out.push(`sunset report — ${r.host}, ${r.at}`);
+  if (!r.roster.ok) out.push(`roster probe FAILED: ${r.roster.error}`);
+  out.push(`roster: ${r.roster.rows} rows — ${r.roster.live} live sessions, ${r.roster.records} records (no pid), ${r.roster.gone} gone`);
+  out.push(`tasks: ${r.tasks.total}${r.tasks.invalid ? ` (+${r.tasks.invalid} invalid)` : ''} — ${Object.entries(r.tasks.byState).sort((a, b) => b[1] - a[1]).map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
+  out.push(`memory held by live sessions: ${formatBytes(r.memory.totalBytes)}`);
+  for (const l of LANES) {
+    const m = r.memory.byLane[l];
+    out.push(`  ${l.padEnd(15)} ${String(m.sessions).padStart(4)} sessions ${formatBytes(m.bytes).padStart(9)}  ${(m.share * 100).toFixed(0).padStart(3)} %`);
+  }
+  const ah = r.awaitingHuman;
+  const held = ah.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
+  out.push(`lanes awaiting a human: ${ah.length}${ah.length ? `, holding ${formatBytes(held)}${r.memory.totalBytes ? ` (${((held / r.memory.totalBytes) * 100).toFixed(0)} % of the fleet)` : ''} — a person's decision; sunset does not act on them` : ''}`);
+  for (const x of ah) {
+    out.push(`  ${x.taskId.padEnd(24)} waiting ${formatDuration(x.waitedMs).padEnd(8)} (since ${x.waitingSince}, from ${x.waitingSinceFrom})  ${x.live ? formatBytes(x.rssBytes) : 'no live session'}`);
+  }
+  return out.join('\n');
+}

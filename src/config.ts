@@ -1,0 +1,163 @@
+// The one place that reads configuration: a JSON file and the environment, validated by one zod schema.
+import { readFileSync } from 'node:fs';
+import { hostname, homedir } from 'node:os';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+import { parseDuration } from './duration.js';
+
+export class ConfigError extends Error {
+  readonly exitCode = 2;
+}
+
+const duration = z.union([z.number(), z.string()]).transform((v, ctx) => {
+  const ms = parseDuration(v);
+  if (ms === null) {
+    ctx.addIssue({ code: 'custom', message: 'takes a duration: a number of ms, or a string like "500ms", "60s", "15m", "48h", "2d"' });
+    return z.NEVER;
+  }
+  return ms;
+});
+const argv = z.array(z.string().min(1)).min(1);
+const path = z.string().min(1);
+
+const windowsSchema = z.strictObject({
+  grace: duration.default(15 * 60_000),
+  silence: duration.default(15 * 60_000),
+  askWait: duration.default(10 * 60_000),
+  retryWait: duration.default(10 * 60_000),
+  exitConfirm: duration.default(60_000),
+  expireEvery: duration.default(30 * 60_000),
+  expireIdle: duration.default(48 * 3_600_000),
+  reconcileEvery: duration.default(5 * 60_000),
+  recheck: duration.default(5 * 60_000),
+  reapAfter: duration.default(10 * 60_000),
+  admitLease: duration.default(60_000),
+});
+
+const fleetSchema = z.strictObject({
+  rosterCommand: argv.default(['claude', 'agents', '--json', '--all']),
+  claudeCommand: z.string().min(1).default('claude'),
+  tasksDir: path.default('~/.claude/jobs/tasks'),
+  inboxDir: path.default('~/.claude/jobs/inbox'),
+  projectsDir: path.default('~/.claude/projects'),
+  tmuxSocket: z.string().min(1).nullable().default(null),
+  attachArgv: argv.default(['claude', 'attach']),
+  releaseCommand: argv.nullable().default(null),
+  /** How the one message is delivered: an inbox file (default) or typed into an interactive session's pane. */
+  askVia: z.enum(['inbox', 'pane']).default('inbox'),
+});
+
+export const configSchema = z.strictObject({
+  host: z.string().regex(/^[A-Za-z0-9._-]+$/, 'takes a host name of letters, digits, ".", "_" and "-"').default(() => safeHost()),
+  redisUrl: z.string().min(1).default('redis://127.0.0.1:6379'),
+  stateDir: path.default('~/.local/state/sunset'),
+  fleet: fleetSchema.default(() => fleetSchema.parse({})),
+  windows: windowsSchema.default(() => windowsSchema.parse({})),
+  probeTimeout: duration.default(15_000),
+  maxExitRequests: z.number().int().min(1).max(3).default(3),
+  cap: z.number().int().min(1).default(35),
+  exitRate: z
+    .strictObject({ max: z.number().int().min(1).default(1), per: duration.default(10_000) })
+    .default(() => ({ max: 1, per: 10_000 })),
+  web: z
+    .strictObject({
+      host: z.string().min(1).default('127.0.0.1'),
+      port: z.number().int().min(0).max(65535).default(3000),
+      token: z.string().min(16, 'takes a token of at least 16 characters').nullable().default(null),
+    })
+    .default(() => ({ host: '127.0.0.1', port: 3000, token: null })),
+  alarms: z
+    .strictObject({ webhook: z.string().url().nullable().default(null), command: argv.nullable().default(null) })
+    .default(() => ({ webhook: null, command: null })),
+  log: z
+    .strictObject({ level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info') })
+    .default(() => ({ level: 'info' as const })),
+});
+
+export type Config = z.output<typeof configSchema>;
+export type ConfigInput = z.input<typeof configSchema>;
+
+function safeHost(): string {
+  return hostname().replace(/[^A-Za-z0-9._-]/g, '-') || 'localhost';
+}
+
+export function expandHome(p: string, cwd = process.cwd()): string {
+  if (p === '~') return homedir();
+  if (p.startsWith('~/')) return resolve(homedir(), p.slice(2));
+  return resolve(cwd, p);
+}
+
+/** Validate a plain object as config; paths are expanded. Throws ConfigError naming the key. */
+export function parseConfig(input: unknown, opts: { cwd?: string; env?: NodeJS.ProcessEnv; source?: string } = {}): Config {
+  const result = configSchema.safeParse(input ?? {});
+  const where = opts.source ? ` in ${opts.source}` : '';
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => {
+      const key = i.path.join('.') || '(top level)';
+      if (i.code === 'unrecognized_keys') {
+        const at = i.path.length ? `${i.path.join('.')}.` : '';
+        return `unknown key ${i.keys.map((k) => `"${at}${k}"`).join(', ')}${where}; known keys here are: ${knownKeys(i.path).join(', ')}`;
+      }
+      return `config key "${key}"${where} ${i.message.startsWith('takes') ? i.message : `is invalid: ${i.message}`}`;
+    });
+    throw new ConfigError(lines.join('\n'));
+  }
+  const c = result.data;
+  const cwd = opts.cwd ?? process.cwd();
+  const env = opts.env ?? process.env;
+  if (env.REDIS_URL) c.redisUrl = env.REDIS_URL;
+  c.stateDir = expandHome(c.stateDir, cwd);
+  c.fleet.tasksDir = expandHome(c.fleet.tasksDir, cwd);
+  c.fleet.inboxDir = expandHome(c.fleet.inboxDir, cwd);
+  c.fleet.projectsDir = expandHome(c.fleet.projectsDir, cwd);
+  if (c.fleet.tmuxSocket?.startsWith('~')) c.fleet.tmuxSocket = expandHome(c.fleet.tmuxSocket, cwd);
+  return c;
+}
+
+function knownKeys(path: PropertyKey[]): string[] {
+  let shape: any = configSchema;
+  for (const p of path) {
+    shape = unwrap(shape)?.shape?.[p as string];
+  }
+  return Object.keys(unwrap(shape)?.shape ?? {});
+}
+
+function unwrap(s: any): any {
+  while (s && !s.shape && s.def?.innerType) s = s.def.innerType;
+  return s;
+}
+
+/**
+ * Load config: --config FILE, else SUNSET_CONFIG, else ./sunset.config.json when present, else defaults.
+ * A named file that is missing is an error; the implicit ./sunset.config.json is optional.
+ */
+export function loadConfig(opts: { file?: string; cwd?: string; env?: NodeJS.ProcessEnv; overrides?: (raw: any) => void } = {}): Config {
+  const env = opts.env ?? process.env;
+  const cwd = opts.cwd ?? process.cwd();
+  const named = opts.file ?? env.SUNSET_CONFIG;
+  const file = named ? resolve(cwd, named) : resolve(cwd, 'sunset.config.json');
+  let raw: unknown = {};
+  let text: string | null = null;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err: any) {
+    if (named || err.code !== 'ENOENT') throw new ConfigError(`config file ${file} cannot be read: ${err.code ?? err.message}`);
+  }
+  if (text !== null) {
+    try {
+      raw = JSON.parse(text);
+    } catch (err: any) {
+      throw new ConfigError(`config file ${file} is not valid JSON: ${err.message}`);
+    }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config file ${file} must hold one JSON object`);
+  }
+  opts.overrides?.(raw);
+  return parseConfig(raw, { cwd, env, source: text !== null ? file : undefined });
+}
+
+/** Queue names carry the host so that several hosts can share one Redis. */
+export function queueName(base: string, host: string): string {
+  return `${base}@${host}`;
+}
+
+export const QUEUE_PREFIX = '{sunset}';

@@ -1,0 +1,57 @@
+// An untasked session has no task file to latch, so expire keeps its chain here, in stateDir:
+// one small JSON file per session and process start (so a resumed session starts a new chain).
+import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ExpireFacts } from './verdict.js';
+import type { RosterRow } from './roster.js';
+
+export function expireKey(sessionId: string, procStartMs: number | null): string {
+  return `${encodeURIComponent(sessionId)}@${procStartMs === null ? 'unknown' : Math.round(procStartMs)}`;
+}
+
+function dir(stateDir: string) {
+  return join(stateDir, 'expire');
+}
+
+export function readExpireFacts(stateDir: string, key: string): ExpireFacts | null {
+  try {
+    return JSON.parse(readFileSync(join(dir(stateDir), `${key}.json`), 'utf8')) as ExpireFacts;
+  } catch {
+    return null;
+  }
+}
+
+/** One readdir per sweep, then a lookup per untasked session. */
+export function expireFactsReader(stateDir: string): (row: RosterRow, procStartMs: number | null) => ExpireFacts | null {
+  let names: Set<string> | null = null;
+  return (row, start) => {
+    if (names === null) {
+      try {
+        names = new Set(readdirSync(dir(stateDir)));
+      } catch {
+        names = new Set();
+      }
+    }
+    const key = expireKey(row.sessionId, start);
+    return names.has(`${key}.json`) ? readExpireFacts(stateDir, key) : null;
+  };
+}
+
+/** Latch-like update: requests only grow, gaveUpAt/exitedAt are set once. Atomic (temp + rename). */
+export function updateExpireFacts(stateDir: string, key: string, patch: Partial<ExpireFacts>): ExpireFacts {
+  const d = dir(stateDir);
+  mkdirSync(d, { recursive: true });
+  const cur = readExpireFacts(stateDir, key) ?? { requests: 0 };
+  const next: ExpireFacts = { ...cur };
+  if (patch.requests !== undefined && patch.requests > cur.requests) {
+    next.requests = patch.requests;
+    if (patch.lastRequestAt) next.lastRequestAt = patch.lastRequestAt;
+  }
+  if (patch.gaveUpAt && !cur.gaveUpAt) next.gaveUpAt = patch.gaveUpAt;
+  if (patch.exitedAt && !cur.exitedAt) next.exitedAt = patch.exitedAt;
+  const file = join(d, `${key}.json`);
+  const tmp = join(d, `.${key}.${process.pid}.tmp`);
+  writeFileSync(tmp, JSON.stringify(next) + '\n');
+  renameSync(tmp, file);
+  return next;
+}

@@ -1,0 +1,284 @@
+// The sweep: gather every piece of evidence for the whole fleet with a fixed number of child
+// processes (one roster call, one tmux call), then judge every row with the one verdict.
+import { readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Config } from './config.js';
+import { readRoster, type RosterRow } from './roster.js';
+import { attachedIds, liveness, readProcTable, treeRss, isInTree, type ProcTable } from './proc.js';
+import { listPanes, type Pane } from './tmux.js';
+import { readTasks, type Task, type InvalidTask } from './tasks.js';
+import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from './verdict.js';
+
+export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
+
+export interface SessionView extends SessionFacts, Decision {
+  row: RosterRow;
+  live: boolean | null;
+  taskId: string | null;
+  taskState: string | null;
+  rssBytes: number | null;
+  /** The process's start (ms), for per-process keys such as expire's; null when not live. */
+  procStartMs: number | null;
+}
+
+export interface FleetSnapshot {
+  at: number;
+  host: string;
+  roster: { ok: true } | { ok: false; error: string };
+  sessions: SessionView[];
+  tasks: Task[];
+  invalidTasks: InvalidTask[];
+  /** Things a person should hear about: invalid task files, skipped roster rows, failed probes. */
+  problems: string[];
+  probeErrors: Record<string, string>;
+}
+
+export interface GatherOptions {
+  now?: () => number;
+  /** Untasked sessions' expire chains (kept in stateDir by expire). */
+  expireFacts?: (row: RosterRow, procStartMs: number | null) => ExpireFacts | null;
+  /** Skip RSS (cheaper) when the caller does not need memory. */
+  rss?: boolean;
+}
+
+export async function gatherFleet(config: Config, opts: GatherOptions = {}): Promise<FleetSnapshot> {
+  const now = opts.now ?? Date.now;
+  const f = config.fleet;
+  const probeErrors: Record<string, string> = {};
+  const problems: string[] = [];
+
+  const [roster, panes, table, tasks, transcripts] = await Promise.all([
+    readRoster(f.rosterCommand, config.probeTimeout),
+    listPanes(f.tmuxSocket, config.probeTimeout),
+    readProcTable().catch((err: Error) => err),
+    readTasks(f.tasksDir),
+    indexTranscripts(f.projectsDir),
+  ]);
+  const at = now();
+
+  if (!roster.ok) {
+    probeErrors.roster = roster.error;
+    problems.push(roster.error);
+  } else problems.push(...roster.problems);
+  if (!panes.ok) probeErrors.tmux = panes.error;
+  if (table instanceof Error) probeErrors.proc = `reading /proc failed: ${table.message}`;
+  if (!tasks.ok) probeErrors.tasks = tasks.error;
+  if (transcripts instanceof Error) probeErrors.projects = `reading ${f.projectsDir} failed: ${transcripts.message}`;
+  const invalid = tasks.ok ? tasks.invalid : [];
+  for (const bad of invalid) problems.push(`task file ${bad.file} is invalid and was left untouched: ${bad.problem}`);
+  for (const k of ['tmux', 'proc', 'tasks', 'projects']) if (probeErrors[k]) problems.push(probeErrors[k]);
+
+  const base = { at, host: config.host, tasks: tasks.ok ? tasks.tasks : [], invalidTasks: invalid, problems, probeErrors };
+  // A roster that failed makes every row unknown: there is nothing to judge (DESIGN §4).
+  if (!roster.ok) return { ...base, roster: { ok: false, error: roster.error }, sessions: [] };
+
+  const procs = table instanceof Error ? null : table;
+  const attached = procs ? attachedIds(procs, f.attachArgv) : null;
+  const byTask = indexTasks(tasks.ok ? tasks.tasks : []);
+  const policy = policyFrom(config);
+
+  const sessions = await Promise.all(
+    roster.rows.map(async (row): Promise<SessionView> => {
+      const failures: string[] = [];
+      let live: boolean | null = null;
+      let liveWhy: string | undefined;
+      let procStartMs: number | null = null;
+      if (row.pid === null) live = false;
+      else if (procs) {
+        const l = liveness(procs, row.pid, row.startedAt);
+        live = l.alive;
+        liveWhy = l.why;
+        if (live) procStartMs = procs.procs.get(row.pid)?.startMs ?? null;
+      } else failures.push('proc');
+
+      const evidence: Evidence = {
+        live,
+        ...(liveWhy ? { liveWhy } : {}),
+        status: row.status,
+        silenceMs: null,
+        attached: null,
+        inboxPending: null,
+        probeFailures: failures,
+        task: null,
+        openTasks: [],
+        invalidTasks: [],
+      };
+      const view = (): SessionView => {
+        const facts: SessionFacts = { id: row.id, sessionId: row.sessionId, kind: row.kind, pid: row.pid, evidence };
+        const d = decide(facts, policy, at);
+        return {
+          ...facts,
+          ...d,
+          row,
+          live: row.pid === null ? false : live,
+          taskId: evidence.task?.id ?? null,
+          taskState: evidence.task?.state ?? null,
+          rssBytes: null,
+          procStartMs,
+        };
+      };
+      // Records and gone rows need no further evidence.
+      if (row.pid === null || live === false) return view();
+
+      // Tasks
+      if (!tasks.ok) failures.push('tasks');
+      const named = [...new Set([...(byTask.get(row.sessionId) ?? []), ...(byTask.get(row.id) ?? [])])];
+      const open = named.filter((t) => !t.terminal);
+      evidence.openTasks = open.map((t) => t.id);
+      const terminal = named.filter((t) => t.terminal).sort((a, b) => b.orderKey - a.orderKey || (a.id < b.id ? 1 : -1));
+      const driving = open[0] ?? terminal[0];
+      if (driving) evidence.task = taskFacts(driving);
+      evidence.invalidTasks = invalid.filter((bad) => names(bad, row)).map((bad) => bad.name);
+
+      // Transcript silence
+      if (transcripts instanceof Error) failures.push('projects');
+      else {
+        const tr = transcripts.get(row.sessionId);
+        if (tr) {
+          evidence.transcript = tr.path;
+          evidence.silenceMs = Math.max(0, at - tr.mtimeMs);
+        } else evidence.transcript = null;
+      }
+
+      // Attached clients and the pane
+      if (row.kind === 'interactive') {
+        if (!panes.ok) failures.push('tmux');
+        else if (procs) {
+          const pane = findPane(panes.panes, procs, row.pid);
+          evidence.pane = pane ? { paneId: pane.paneId, dead: pane.dead, clients: pane.clients, sessionName: pane.sessionName } : null;
+          if (pane) {
+            evidence.attached = pane.clients > 0;
+            evidence.attachedBy = 'tmux';
+          } else evidence.attached = false;
+        }
+        if (row.attached === true) {
+          evidence.attached = true;
+          evidence.attachedBy = 'roster';
+        }
+      } else if (row.attached !== null) {
+        evidence.attached = row.attached;
+        evidence.attachedBy = 'roster';
+      } else if (attached) {
+        evidence.attached = attached.has(row.id) || attached.has(row.sessionId);
+        evidence.attachedBy = 'proc';
+      }
+
+      // Inbox
+      evidence.inboxPending = await inboxPending(join(f.inboxDir, row.sessionId));
+      if (evidence.inboxPending === null) failures.push('inbox');
+
+      if (!evidence.task && !evidence.openTasks.length && !evidence.invalidTasks.length && opts.expireFacts) {
+        evidence.expire = opts.expireFacts(row, procStartMs);
+      }
+      const v = view();
+      if (opts.rss !== false && procs) v.rssBytes = await treeRss(procs, row.pid);
+      return v;
+    }),
+  );
+  return { ...base, roster: { ok: true }, sessions };
+}
+
+function taskFacts(t: Task): TaskFacts {
+  const f: TaskFacts = { id: t.id, state: t.state, terminal: t.terminal, exitRequests: t.exitRequests };
+  for (const k of ['releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt', 'exitGaveUpAt'] as const) if (t[k]) f[k] = t[k];
+  return f;
+}
+
+function indexTasks(tasks: Task[]): Map<string, Task[]> {
+  const m = new Map<string, Task[]>();
+  for (const t of tasks) {
+    if (!t.sessionId) continue;
+    const list = m.get(t.sessionId);
+    if (list) list.push(t);
+    else m.set(t.sessionId, [t]);
+  }
+  return m;
+}
+
+/** Does an invalid task file name this session: in its parsed fields, or anywhere in its bytes? */
+function names(bad: InvalidTask, row: RosterRow): boolean {
+  if (bad.parsed) return bad.sessionIds.includes(row.sessionId) || bad.sessionIds.includes(row.id);
+  if (bad.text === null) return false;
+  return bad.text.includes(row.sessionId) || (row.id.length >= 4 && bad.text.includes(row.id));
+}
+
+/** The pane whose process tree holds the pid (the pane's own process, or an ancestor of the pid). */
+export function findPane(panes: Pane[], procs: ProcTable, pid: number): Pane | null {
+  return panes.find((p) => !p.dead && isInTree(procs, p.panePid, pid)) ?? null;
+}
+
+/** sessionId → newest transcript, from one readdir of projectsDir and one of each project folder. */
+async function indexTranscripts(dir: string): Promise<Map<string, { path: string; mtimeMs: number }> | Error> {
+  let projects: string[];
+  try {
+    projects = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+  } catch (err: any) {
+    if (err.code === 'ENOENT') return new Map();
+    return err;
+  }
+  const index = new Map<string, { path: string; mtimeMs: number }>();
+  await Promise.all(
+    projects.map(async (p) => {
+      let files: string[];
+      try {
+        files = await readdir(join(dir, p));
+      } catch {
+        return;
+      }
+      await Promise.all(
+        files
+          .filter((n) => n.endsWith('.jsonl'))
+          .map(async (n) => {
+            const path = join(dir, p, n);
+            try {
+              const s = await stat(path);
+              const sid = n.slice(0, -'.jsonl'.length);
+              const prev = index.get(sid);
+              if (!prev || prev.mtimeMs < s.mtimeMs) index.set(sid, { path, mtimeMs: s.mtimeMs });
+            } catch {
+              /* vanished between readdir and stat: treated as missing */
+            }
+          }),
+      );
+    }),
+  );
+  return index;
+}
+
+/** Messages waiting: regular files not starting with "." — except sunset's own ask. Missing folder = 0; unreadable = null. */
+export async function inboxPending(folder: string): Promise<number | null> {
+  try {
+    const entries = await readdir(folder, { withFileTypes: true });
+    return entries.filter((d) => d.isFile() && !d.name.startsWith('.') && !d.name.startsWith(ASK_FILE_PREFIX)).length;
+  } catch (err: any) {
+    return err.code === 'ENOENT' ? 0 : null;
+  }
+}
+
+/** The JSON `sunset verdict --json` prints for one session (DESIGN §8). */
+export function sessionJson(s: SessionView) {
+  return {
+    id: s.id,
+    sessionId: s.sessionId,
+    kind: s.kind,
+    pid: s.pid,
+    live: s.live,
+    taskId: s.taskId,
+    taskState: s.taskState,
+    verdict: s.verdict,
+    reasons: s.reasons,
+    next: s.next,
+    evidence: s.evidence,
+    rssBytes: s.live ? s.rssBytes : null,
+  };
+}
+
+export function snapshotJson(f: FleetSnapshot) {
+  return {
+    at: new Date(f.at).toISOString(),
+    host: f.host,
+    ...(f.roster.ok ? {} : { error: f.roster.error }),
+    sessions: f.sessions.map(sessionJson),
+    problems: f.problems,
+  };
+}

@@ -1,0 +1,167 @@
+// /proc, read once per sweep: every process's parent, state, start time and argv. No child processes.
+import { readFile, readdir } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+
+export interface ProcInfo {
+  pid: number;
+  ppid: number;
+  state: string;
+  /** Process start, ms since the epoch. */
+  startMs: number;
+  argv: string[];
+}
+
+export interface ProcTable {
+  procs: Map<number, ProcInfo>;
+  children: Map<number, number[]>;
+}
+
+const CLK_TCK = 100; // Linux USER_HZ is 100 on every mainstream architecture
+let bootMs: number | null = null;
+let pageSize: number | null = null;
+
+function btime(): number {
+  if (bootMs === null) {
+    const m = /^btime\s+(\d+)/m.exec(readFileSync('/proc/stat', 'utf8'));
+    bootMs = m ? Number(m[1]) * 1000 : 0;
+  }
+  return bootMs;
+}
+
+/** The page size, derived from our own VmRSS (kB) over our resident pages, so no child process is needed. */
+export function pageBytes(): number {
+  if (pageSize === null) {
+    try {
+      const statm = readFileSync('/proc/self/statm', 'utf8').split(' ');
+      const status = readFileSync('/proc/self/status', 'utf8');
+      const kb = Number(/^VmRSS:\s+(\d+)/m.exec(status)?.[1]);
+      const pages = Number(statm[1]);
+      const guess = (kb * 1024) / pages;
+      pageSize = [4096, 16384, 65536].reduce((a, b) => (Math.abs(b - guess) < Math.abs(a - guess) ? b : a));
+    } catch {
+      pageSize = 4096;
+    }
+  }
+  return pageSize;
+}
+
+/** Parse /proc/<pid>/stat. The command name may hold spaces and parentheses: fields start after the last ')'. */
+export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | null {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const f = text.slice(close + 2).split(' ');
+  // f[0] = state (field 3), f[1] = ppid (4), f[19] = starttime (22)
+  const ppid = Number(f[1]);
+  const start = Number(f[19]);
+  if (!Number.isFinite(ppid) || !Number.isFinite(start)) return null;
+  return { pid, ppid, state: f[0] ?? '?', startMs: btime() + (start * 1000) / CLK_TCK };
+}
+
+async function readProc(pid: number): Promise<ProcInfo | null> {
+  try {
+    const [stat, cmd] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/cmdline`).catch(() => Buffer.alloc(0))]);
+    const s = parseStat(pid, stat);
+    if (!s) return null;
+    const argv = cmd.length ? cmd.toString('utf8').replace(/\0$/, '').split('\0') : [];
+    return { ...s, argv };
+  } catch {
+    return null; // ended between readdir and read
+  }
+}
+
+export async function readProcTable(procRoot = '/proc'): Promise<ProcTable> {
+  const names = await readdir(procRoot);
+  const pids = names.filter((n) => /^\d+$/.test(n)).map(Number);
+  const procs = new Map<number, ProcInfo>();
+  const children = new Map<number, number[]>();
+  const batch = 128;
+  for (let i = 0; i < pids.length; i += batch) {
+    const infos = await Promise.all(pids.slice(i, i + batch).map(readProc));
+    for (const p of infos) if (p) procs.set(p.pid, p);
+  }
+  for (const p of procs.values()) {
+    const list = children.get(p.ppid);
+    if (list) list.push(p.pid);
+    else children.set(p.ppid, [p.pid]);
+  }
+  return { procs, children };
+}
+
+/** A pid reused by a process that started over this long after the roster's startedAt is not the session. */
+export const PID_REUSE_SLACK_MS = 60_000;
+
+/** alive = exists, not a zombie (nor dead), and not a reused pid. */
+export function liveness(table: ProcTable, pid: number, startedAt: string | null): { alive: boolean; why?: string } {
+  const p = table.procs.get(pid);
+  if (!p) return { alive: false, why: 'no such process' };
+  if (p.state === 'Z' || p.state === 'X' || p.state === 'x') return { alive: false, why: 'zombie' };
+  const started = startedAt ? Date.parse(startedAt) : NaN;
+  if (Number.isFinite(started) && p.startMs > started + PID_REUSE_SLACK_MS) {
+    return { alive: false, why: `pid reused: process started ${Math.round((p.startMs - started) / 1000)} s after the session` };
+  }
+  return { alive: true };
+}
+
+/** The pid and all its descendants. */
+export function processTree(table: ProcTable, pid: number): number[] {
+  const out: number[] = [];
+  const stack = [pid];
+  const seen = new Set<number>();
+  while (stack.length) {
+    const p = stack.pop()!;
+    if (seen.has(p)) continue;
+    seen.add(p);
+    if (table.procs.has(p)) out.push(p);
+    for (const c of table.children.get(p) ?? []) stack.push(c);
+  }
+  return out;
+}
+
+/** Is `pid` the process `ancestor` or one of its descendants? */
+export function isInTree(table: ProcTable, ancestor: number, pid: number): boolean {
+  let p: number | undefined = pid;
+  for (let hops = 0; p !== undefined && p > 0 && hops < 64; hops++) {
+    if (p === ancestor) return true;
+    p = table.procs.get(p)?.ppid;
+  }
+  return false;
+}
+
+/** Resident bytes of a process tree; null when the root cannot be read. */
+export async function treeRss(table: ProcTable, pid: number): Promise<number | null> {
+  const pids = processTree(table, pid);
+  if (!pids.length) return null;
+  const pages = await Promise.all(
+    pids.map((p) =>
+      readFile(`/proc/${p}/statm`, 'utf8')
+        .then((t) => Number(t.split(' ')[1]) || 0)
+        .catch(() => (p === pid ? NaN : 0)),
+    ),
+  );
+  const total = pages.reduce((a, b) => a + b, 0);
+  return Number.isFinite(total) ? total * pageBytes() : null;
+}
+
+/**
+ * Attached clients of background sessions, from every process's argv: `claude` (by basename, as argv[0]
+ * or after an interpreter such as node) followed by the configured marker words (default `attach`), then
+ * the session's id or sessionId as a whole word. Returns the set of ids/sessionIds named.
+ */
+export function attachedIds(table: ProcTable, attachArgv: readonly string[]): Set<string> {
+  const [cmd, ...markers] = attachArgv;
+  const found = new Set<string>();
+  for (const p of table.procs.values()) {
+    if (p.state === 'Z') continue;
+    const a = p.argv;
+    for (const at of [0, 1]) {
+      if (!a[at] || basename(a[at]) !== cmd) continue;
+      let i = at + 1;
+      // options may stand between the command and its verb: `claude --verbose attach <id>`
+      while (i < a.length && a[i].startsWith('-') && markers.length && a[i] !== markers[0]) i++;
+      if (!markers.every((m, k) => a[i + k] === m)) continue;
+      for (const word of a.slice(i + markers.length)) for (const w of word.split(/[\s=]+/)) if (w) found.add(w);
+    }
+  }
+  return found;
+}

@@ -1,0 +1,110 @@
+// `sunset report`: what the fleet holds and who holds it. Pure over a snapshot; it reports, never acts (D10).
+import type { FleetSnapshot, SessionView } from './fleet.js';
+import type { Task } from './tasks.js';
+
+export type Lane = 'awaiting-human' | 'active' | 'finished' | 'untasked';
+export const LANES: Lane[] = ['awaiting-human', 'active', 'finished', 'untasked'];
+
+export interface AwaitingLane {
+  taskId: string;
+  sessionId: string | null;
+  live: boolean;
+  rssBytes: number | null;
+  waitingSince: string | null;
+  waitingSinceFrom: 'stateChangedAt' | 'awaitingHumanSince' | 'file mtime';
+  waitedMs: number | null;
+}
+
+export interface Report {
+  at: string;
+  host: string;
+  roster: { ok: boolean; error?: string; rows: number; live: number; records: number; gone: number };
+  verdicts: Record<string, number>;
+  tasks: { total: number; invalid: number; byState: Record<string, number> };
+  memory: { totalBytes: number; byLane: Record<Lane, { sessions: number; bytes: number; share: number }> };
+  awaitingHuman: AwaitingLane[];
+  problems: string[];
+}
+
+export function laneOf(s: SessionView): Lane {
+  if (s.evidence.openTasks.length || (s.evidence.task && !s.evidence.task.terminal)) {
+    return s.taskState === 'awaiting-human' ? 'awaiting-human' : 'active';
+  }
+  return s.evidence.task ? 'finished' : 'untasked';
+}
+
+/** When a lane started waiting, and from which field that was read. */
+export function waitingSince(t: Task): { at: string | null; from: AwaitingLane['waitingSinceFrom'] } {
+  const raw = t.raw as Record<string, unknown>;
+  for (const k of ['stateChangedAt', 'awaitingHumanSince'] as const) {
+    const v = raw[k];
+    if (typeof v === 'string' && Number.isFinite(Date.parse(v))) return { at: new Date(Date.parse(v)).toISOString(), from: k };
+  }
+  return { at: new Date(t.mtimeMs).toISOString(), from: 'file mtime' };
+}
+
+export function buildReport(f: FleetSnapshot): Report {
+  const live = f.sessions.filter((s) => s.live === true);
+  const verdicts: Record<string, number> = {};
+  for (const s of f.sessions) verdicts[s.verdict] = (verdicts[s.verdict] ?? 0) + 1;
+  const byState: Record<string, number> = {};
+  for (const t of f.tasks) byState[t.state] = (byState[t.state] ?? 0) + 1;
+
+  const byLane = Object.fromEntries(LANES.map((l) => [l, { sessions: 0, bytes: 0, share: 0 }])) as Report['memory']['byLane'];
+  let total = 0;
+  for (const s of live) {
+    const lane = byLane[laneOf(s)];
+    lane.sessions++;
+    lane.bytes += s.rssBytes ?? 0;
+    total += s.rssBytes ?? 0;
+  }
+  for (const l of LANES) byLane[l].share = total ? byLane[l].bytes / total : 0;
+
+  const liveBySession = new Map<string, SessionView>();
+  for (const s of live) {
+    liveBySession.set(s.sessionId, s);
+    liveBySession.set(s.id, s);
+  }
+  const awaitingHuman = f.tasks
+    .filter((t) => t.state === 'awaiting-human')
+    .map((t): AwaitingLane => {
+      const s = t.sessionId ? liveBySession.get(t.sessionId) : undefined;
+      const w = waitingSince(t);
+      return {
+        taskId: t.id,
+        sessionId: t.sessionId,
+        live: Boolean(s),
+        rssBytes: s?.rssBytes ?? null,
+        waitingSince: w.at,
+        waitingSinceFrom: w.from,
+        waitedMs: w.at ? Math.max(0, f.at - Date.parse(w.at)) : null,
+      };
+    })
+    .sort((a, b) => (b.waitedMs ?? -1) - (a.waitedMs ?? -1));
+
+  return {
+    at: new Date(f.at).toISOString(),
+    host: f.host,
+    roster: {
+      ok: f.roster.ok,
+      ...(f.roster.ok ? {} : { error: f.roster.error }),
+      rows: f.sessions.length,
+      live: live.length,
+      records: f.sessions.filter((s) => s.verdict === 'record').length,
+      gone: f.sessions.filter((s) => s.verdict === 'gone').length,
+    },
+    verdicts,
+    tasks: { total: f.tasks.length, invalid: f.invalidTasks.length, byState },
+    memory: { totalBytes: total, byLane },
+    awaitingHuman,
+    problems: f.problems,
+  };
+}
+
+export function formatBytes(n: number | null | undefined): string {
+  if (n === null || n === undefined) return 'unknown';
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(1)} GB`;
+  if (n >= 1024 ** 2) return `${Math.round(n / 1024 ** 2)} MB`;
+  if (n >= 1024) return `${Math.round(n / 1024)} KB`;
+  return `${n} B`;
+}

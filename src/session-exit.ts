@@ -1,0 +1,96 @@
+// How a session leaves: the single implementation (ADR-0010 consequence 3, doctrine D1).
+// Background → `<claude> stop <id>`; interactive → `/exit` typed into its pane, then Enter.
+// Then wait up to exitConfirm for the process to end. No signal, anywhere: there is no stronger instrument.
+// Only the exit worker calls this (D2); everything else enqueues an exit job.
+import { readFile } from 'node:fs/promises';
+import type { Config } from './config.js';
+import { parseStat, PID_REUSE_SLACK_MS } from './proc.js';
+import { readRoster } from './roster.js';
+import { run } from './run.js';
+import { typeIntoPane } from './tmux.js';
+
+export interface ExitTarget {
+  id: string;
+  sessionId: string;
+  kind: 'interactive' | 'background';
+  pid: number;
+  startedAt: string | null;
+  /** For interactive sessions: the pane that holds the pid, from fresh evidence. */
+  paneId?: string | null;
+}
+
+export interface ExitOutcome {
+  method: 'claude-stop' | 'typed-exit' | 'typed-exit+claude-stop';
+  /** The exit path was invoked (the command ran / the keys were typed). */
+  called: boolean;
+  /** The process ended within exitConfirm. */
+  exited: boolean;
+  ms: number;
+  error?: string;
+}
+
+/** Ids go to another program as one argv word; still refuse what that program could take for an option. */
+export function unsafeId(id: string): string | null {
+  if (!id) return 'empty id';
+  if (id.length > 256) return 'id longer than 256 characters';
+  if (id.startsWith('-')) return 'id starts with "-" and would read as an option';
+  if (/[\x00-\x1f\x7f]/.test(id)) return 'id holds control characters';
+  return null;
+}
+
+export async function sessionExit(target: ExitTarget, config: Config, opts: { poll?: number } = {}): Promise<ExitOutcome> {
+  const started = Date.now();
+  const bad = unsafeId(target.id);
+  if (bad) return { method: target.kind === 'interactive' ? 'typed-exit' : 'claude-stop', called: false, exited: false, ms: 0, error: `refused: ${bad}` };
+
+  if (target.kind === 'background') {
+    const r = await stop(target.id, config);
+    const exited = await waitForEnd(target.pid, target.startedAt, started + config.windows.exitConfirm, opts.poll);
+    return { method: 'claude-stop', called: true, exited, ms: Date.now() - started, ...(r.ok || exited ? {} : { error: r.error }) };
+  }
+
+  if (!target.paneId) return { method: 'typed-exit', called: false, exited: false, ms: 0, error: 'no pane holds this session: nothing can type /exit into it' };
+  const typed = await typeIntoPane(config.fleet.tmuxSocket, target.paneId, '/exit', config.probeTimeout);
+  if (!typed.ok) return { method: 'typed-exit', called: false, exited: false, ms: Date.now() - started, error: typed.error };
+  const deadline = started + config.windows.exitConfirm;
+  const ended = await waitForEnd(target.pid, target.startedAt, deadline, opts.poll);
+  if (!ended) return { method: 'typed-exit', called: true, exited: false, ms: Date.now() - started };
+
+  // `/exit` can send a session to the background instead of ending it: the same id then lives on
+  // as a background row with a new pid, and the background path finishes it.
+  const roster = await readRoster(config.fleet.rosterCommand, config.probeTimeout);
+  const successor = roster.ok
+    ? roster.rows.find((r) => (r.id === target.id || r.sessionId === target.sessionId) && r.pid !== null && r.pid !== target.pid && r.kind === 'background')
+    : undefined;
+  if (!successor || !(await alive(successor.pid!, successor.startedAt))) return { method: 'typed-exit', called: true, exited: true, ms: Date.now() - started };
+  const r = await stop(successor.id, config);
+  const exited = await waitForEnd(successor.pid!, successor.startedAt, Math.max(deadline, Date.now() + config.windows.exitConfirm / 2), opts.poll);
+  return { method: 'typed-exit+claude-stop', called: true, exited, ms: Date.now() - started, ...(r.ok || exited ? {} : { error: r.error }) };
+}
+
+async function stop(id: string, config: Config) {
+  const r = await run([config.fleet.claudeCommand, 'stop', id], { timeoutMs: config.probeTimeout });
+  return r.ok ? r : { ...r, error: `${config.fleet.claudeCommand} stop failed: ${r.error}${r.stderr.trim() ? ` (${r.stderr.trim()})` : ''}` };
+}
+
+/** Is this the same process still? /proc/<pid> exists, not a zombie, not a reused pid. */
+export async function alive(pid: number, startedAt: string | null): Promise<boolean> {
+  try {
+    const s = parseStat(pid, await readFile(`/proc/${pid}/stat`, 'utf8'));
+    if (!s || s.state === 'Z' || s.state === 'X') return false;
+    const st = startedAt ? Date.parse(startedAt) : NaN;
+    return !(Number.isFinite(st) && s.startMs > st + PID_REUSE_SLACK_MS);
+  } catch (err: any) {
+    // only a missing /proc entry proves the end; any other failure is not evidence of it
+    return !(err?.code === 'ENOENT' || err?.code === 'ESRCH');
+  }
+}
+
+/** Poll until the process ends or the deadline passes. */
+export async function waitForEnd(pid: number, startedAt: string | null, deadline: number, poll = 50): Promise<boolean> {
+  for (;;) {
+    if (!(await alive(pid, startedAt))) return true;
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, Math.min(poll, Math.max(1, deadline - Date.now()))));
+  }
+}

@@ -1,0 +1,182 @@
+// The verdict: may this session leave now? One pure function over plain data (DESIGN §4).
+// Every worker, `sunset verdict` and the HTTP API call it; nothing else decides.
+import type { Kind, Status } from './roster.js';
+
+export type Verdict = 'record' | 'gone' | 'protected' | 'eligible';
+
+export const REASONS = {
+  'task-not-terminal': 'its task is still open (active or awaiting a human)',
+  'task-invalid': 'a task file naming it cannot be read safely',
+  'not-released': 'its task is finished but not yet released',
+  'grace-pending': 'the grace window after release has not ended',
+  'status-busy': 'the roster says it is busy',
+  'status-waiting': 'the roster says it is waiting for input',
+  'status-unknown': 'the roster does not say it is idle',
+  'transcript-recent': 'its transcript was written recently',
+  'transcript-unknown': 'its transcript cannot be found',
+  'client-attached': 'a person is attached to it',
+  'attach-unknown': 'whether anyone is attached cannot be told',
+  'inbox-pending': 'its inbox holds unread messages',
+  'inbox-unknown': 'its inbox cannot be read',
+  'idle-short': 'untasked and not yet idle for the expire window',
+  'no-pane': 'interactive, but in no tmux pane: nothing can type /exit into it',
+  'gave-up': 'three exit requests were made: a person decides now',
+  resumed: 'it exited once and a person brought it back',
+  'probe-failed': 'a probe failed, so the evidence is incomplete',
+  'kind-unknown': 'the roster does not say whether it is interactive or background',
+  'liveness-unknown': 'whether its process lives cannot be told',
+} as const;
+export type Reason = keyof typeof REASONS;
+
+export type Step = 'ask' | 'request' | 'wait' | 'give-up' | 'expire';
+export interface Next {
+  step: Step;
+  n?: number;
+  at?: string;
+}
+
+export interface TaskFacts {
+  id: string;
+  state: string;
+  terminal: boolean;
+  releasedAt?: string;
+  exitAskedAt?: string;
+  exitRequestedAt?: string;
+  exitRequests: number;
+  exitedAt?: string;
+  exitGaveUpAt?: string;
+}
+
+/** An untasked session's chain, kept in stateDir by expire (per session and process start). */
+export interface ExpireFacts {
+  requests: number;
+  lastRequestAt?: string;
+  gaveUpAt?: string;
+  exitedAt?: string;
+}
+
+export interface Evidence {
+  /** Process alive: null when it cannot be told. */
+  live: boolean | null;
+  liveWhy?: string;
+  status: Status;
+  /** ms since the transcript was last written; null = unknown (missing, unreadable). */
+  silenceMs: number | null;
+  transcript?: string | null;
+  attached: boolean | null;
+  attachedBy?: string;
+  /** Messages waiting in the inbox; null = unreadable. */
+  inboxPending: number | null;
+  /** Interactive sessions: the pane that holds the pid; null = in no pane. Undefined for background ones. */
+  pane?: { paneId: string; dead: boolean; clients: number; sessionName: string } | null;
+  /** Names of whole probes that failed (roster, proc, tmux, tasks, projects, inbox). */
+  probeFailures: string[];
+  /** The task that drives this session's chain: its latest terminal task, or the open one that protects it. */
+  task: TaskFacts | null;
+  /** Ids of the tasks naming it that are not terminal. */
+  openTasks: string[];
+  /** File names of invalid task files naming it. */
+  invalidTasks: string[];
+  expire?: ExpireFacts | null;
+}
+
+export interface SessionFacts {
+  id: string;
+  sessionId: string;
+  kind: Kind | 'unknown';
+  pid: number | null;
+  evidence: Evidence;
+}
+
+export interface Policy {
+  grace: number;
+  silence: number;
+  askWait: number;
+  retryWait: number;
+  expireIdle: number;
+  maxExitRequests: number;
+}
+
+export interface Decision {
+  verdict: Verdict;
+  reasons: Reason[];
+  next: Next | null;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const t = (s: string | undefined) => (s ? Date.parse(s) : NaN);
+
+export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
+  if (s.pid === null) return { verdict: 'record', reasons: [], next: null };
+  const e = s.evidence;
+  if (e.live === false) return { verdict: 'gone', reasons: [], next: null };
+
+  const reasons = new Set<Reason>();
+  if (e.live === null) reasons.add('liveness-unknown');
+  if (e.probeFailures.length) reasons.add('probe-failed');
+
+  // The task: not terminal protects, always (D4); an unreadable one protects those it names (§3).
+  if (e.invalidTasks.length) reasons.add('task-invalid');
+  if (e.openTasks.length) reasons.add('task-not-terminal');
+  const task = e.task;
+  if (task && !task.terminal) reasons.add('task-not-terminal');
+  if (task && task.terminal) {
+    if (task.exitedAt) reasons.add('resumed');
+    if (task.exitGaveUpAt) reasons.add('gave-up');
+    if (!task.releasedAt) reasons.add('not-released');
+    else if (!(now >= t(task.releasedAt) + policy.grace)) reasons.add('grace-pending');
+  }
+  const untasked = !task && !e.openTasks.length && !e.invalidTasks.length;
+  if (untasked && e.expire?.gaveUpAt) reasons.add('gave-up');
+  if (untasked && e.expire?.exitedAt) reasons.add('resumed');
+
+  // The session itself: every piece of evidence must be positive; unknown never counts as idle (D5).
+  if (e.status === 'busy') reasons.add('status-busy');
+  else if (e.status === 'waiting') reasons.add('status-waiting');
+  else if (e.status !== 'idle') reasons.add('status-unknown');
+
+  if (e.silenceMs === null) reasons.add('transcript-unknown');
+  else if (untasked) {
+    if (e.silenceMs < policy.expireIdle) reasons.add('idle-short');
+  } else if (e.silenceMs < policy.silence) reasons.add('transcript-recent');
+
+  if (e.attached === null) reasons.add('attach-unknown');
+  else if (e.attached) reasons.add('client-attached');
+
+  if (e.inboxPending === null) reasons.add('inbox-unknown');
+  else if (e.inboxPending > 0) reasons.add('inbox-pending');
+
+  if (s.kind === 'unknown') reasons.add('kind-unknown');
+  if (s.kind === 'interactive' && e.pane === null) reasons.add('no-pane');
+
+  if (reasons.size) return { verdict: 'protected', reasons: [...reasons], next: null };
+  return { verdict: 'eligible', reasons: [], next: untasked ? nextExpire(e.expire ?? null, policy, now) : nextStep(task!, policy, now) };
+}
+
+/** Ask → wait → request 1..max (each after its wait) → give up. From the latched fields alone. */
+export function nextStep(task: TaskFacts, policy: Policy, now: number): Next {
+  if (!task.exitAskedAt) return { step: 'ask' };
+  const n = task.exitRequests;
+  const since = n === 0 ? t(task.exitAskedAt) + policy.askWait : t(task.exitRequestedAt ?? task.exitAskedAt) + policy.retryWait;
+  if (now < since) return { step: 'wait', at: iso(since), ...(n < policy.maxExitRequests ? { n: n + 1 } : {}) };
+  if (n >= policy.maxExitRequests) return { step: 'give-up' };
+  return { step: 'request', n: n + 1 };
+}
+
+function nextExpire(x: ExpireFacts | null, policy: Policy, now: number): Next {
+  const n = x?.requests ?? 0;
+  if (n > 0) {
+    const since = t(x?.lastRequestAt) + policy.retryWait;
+    if (now < since) return { step: 'wait', at: iso(since), ...(n < policy.maxExitRequests ? { n: n + 1 } : {}) };
+    if (n >= policy.maxExitRequests) return { step: 'give-up' };
+  }
+  return { step: 'expire', n: n + 1 };
+}
+
+export function policyFrom(c: { windows: { grace: number; silence: number; askWait: number; retryWait: number; expireIdle: number }; maxExitRequests: number }): Policy {
+  const w = c.windows;
+  return { grace: w.grace, silence: w.silence, askWait: w.askWait, retryWait: w.retryWait, expireIdle: w.expireIdle, maxExitRequests: c.maxExitRequests };
+}
+
+/** Reasons that a re-check cannot clear: they end a chain (DESIGN §5). */
+export const CHAIN_ENDING: ReadonlySet<Reason> = new Set<Reason>(['task-not-terminal', 'gave-up', 'resumed']);

@@ -1,0 +1,67 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir, homedir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, parseConfig } from '../src/config.js';
+import { parseDuration } from '../src/duration.js';
+
+describe('durations', () => {
+  it('reads ms numbers and one-unit strings', () => {
+    expect(parseDuration(250)).toBe(250);
+    expect(parseDuration('500ms')).toBe(500);
+    expect(parseDuration('60s')).toBe(60_000);
+    expect(parseDuration('15m')).toBe(900_000);
+    expect(parseDuration('48h')).toBe(172_800_000);
+    expect(parseDuration('2d')).toBe(172_800_000);
+    expect(parseDuration('1.5s')).toBe(1500);
+  });
+  it('refuses the rest', () => {
+    for (const bad of ['15 minutes', '1h30m', '-5s', '', 'm', -1, NaN, null, {}]) expect(parseDuration(bad)).toBeNull();
+  });
+});
+
+describe('config', () => {
+  it('defaults fit Claude Code', () => {
+    const c = parseConfig({}, { env: {} });
+    expect(c.fleet.rosterCommand).toEqual(['claude', 'agents', '--json', '--all']);
+    expect(c.windows.grace).toBe(15 * 60_000);
+    expect(c.windows.expireIdle).toBe(48 * 3_600_000);
+    expect(c.maxExitRequests).toBe(3);
+    expect(c.cap).toBe(35);
+    expect(c.exitRate).toEqual({ max: 1, per: 10_000 });
+    expect(c.web).toEqual({ host: '127.0.0.1', port: 3000, token: null });
+    expect(c.fleet.tasksDir).toBe(join(homedir(), '.claude/jobs/tasks'));
+  });
+  it('an unknown key exits 2 naming the key and the known ones', () => {
+    expect(() => parseConfig({ windows: { gracee: '1m' } })).toThrow(/unknown key "windows.gracee".*grace/);
+    try {
+      parseConfig({ nope: 1 });
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      expect((e as ConfigError).exitCode).toBe(2);
+    }
+  });
+  it('a bad value names the key and what it takes', () => {
+    expect(() => parseConfig({ windows: { grace: 'soon' } })).toThrow(/"windows.grace".*duration/);
+    expect(() => parseConfig({ maxExitRequests: 4 })).toThrow(/maxExitRequests/);
+    expect(() => parseConfig({ fleet: { rosterCommand: 'claude agents' } })).toThrow(/fleet.rosterCommand/);
+  });
+  it('REDIS_URL overrides redisUrl; ~ and relative paths expand', () => {
+    const c = parseConfig({ redisUrl: 'redis://a:1', stateDir: 'rel/state', fleet: { tasksDir: '~/t' } }, { env: { REDIS_URL: 'redis://b:2' }, cwd: '/srv' });
+    expect(c.redisUrl).toBe('redis://b:2');
+    expect(c.stateDir).toBe('/srv/rel/state');
+    expect(c.fleet.tasksDir).toBe(join(homedir(), 't'));
+  });
+  it('a named config file that is missing is an error; the implicit one is optional', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sunset-cfg-'));
+    expect(() => loadConfig({ file: 'missing.json', cwd: dir, env: {} })).toThrow(ConfigError);
+    expect(() => loadConfig({ cwd: dir, env: { SUNSET_CONFIG: 'gone.json' } })).toThrow(/cannot be read/);
+    expect(loadConfig({ cwd: dir, env: {} }).cap).toBe(35);
+    writeFileSync(join(dir, 'sunset.config.json'), '{"cap": 7, "windows": {"grace": "500ms"}}');
+    const c = loadConfig({ cwd: dir, env: {} });
+    expect(c.cap).toBe(7);
+    expect(c.windows.grace).toBe(500);
+    writeFileSync(join(dir, 'bad.json'), '{ nope');
+    expect(() => loadConfig({ file: 'bad.json', cwd: dir, env: {} })).toThrow(/not valid JSON/);
+  });
+});

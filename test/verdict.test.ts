@@ -1,0 +1,144 @@
+// The verdict, reason by reason (DESIGN §4): a table over plain data, no I/O.
+import { describe, expect, it } from 'vitest';
+import { decide, nextStep, type Evidence, type Policy, type SessionFacts, type TaskFacts } from '../src/verdict.js';
+
+const MIN = 60_000;
+const now = Date.parse('2026-11-30T12:00:00Z');
+const ago = (ms: number) => new Date(now - ms).toISOString();
+const policy: Policy = { grace: 15 * MIN, silence: 15 * MIN, askWait: 10 * MIN, retryWait: 10 * MIN, expireIdle: 48 * 60 * MIN, maxExitRequests: 3 };
+
+const doneTask = (t: Partial<TaskFacts> = {}): TaskFacts => ({ id: 't1', state: 'done', terminal: true, exitRequests: 0, releasedAt: ago(60 * MIN), ...t });
+const evidence = (e: Partial<Evidence> = {}): Evidence => ({
+  live: true,
+  status: 'idle',
+  silenceMs: 30 * MIN,
+  attached: false,
+  inboxPending: 0,
+  probeFailures: [],
+  task: doneTask(),
+  openTasks: [],
+  invalidTasks: [],
+  ...e,
+});
+const session = (e: Partial<Evidence> = {}, s: Partial<SessionFacts> = {}): SessionFacts => ({
+  id: 'abc12345',
+  sessionId: 'uuid-1',
+  kind: 'background',
+  pid: 4242,
+  evidence: evidence(e),
+  ...s,
+});
+
+describe('decide: verdicts', () => {
+  it('a row with no pid is a record, whatever else it says (D9)', () => {
+    expect(decide(session({}, { pid: null }), policy, now)).toEqual({ verdict: 'record', reasons: [], next: null });
+  });
+  it('a pid that has ended is gone', () => {
+    expect(decide(session({ live: false }), policy, now).verdict).toBe('gone');
+  });
+  it('all evidence positive, released long ago, never asked → eligible, step ask', () => {
+    expect(decide(session(), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'ask' } });
+  });
+});
+
+describe('decide: each protection on its own', () => {
+  const cases: Array<[string, Partial<Evidence>, Partial<SessionFacts>?]> = [
+    ['task-not-terminal', { task: { id: 't', state: 'active', terminal: false, exitRequests: 0 }, openTasks: ['t'] }],
+    ['task-not-terminal', { task: doneTask(), openTasks: ['other'] }],
+    ['task-invalid', { invalidTasks: ['bad.json'] }],
+    ['not-released', { task: doneTask({ releasedAt: undefined }) }],
+    ['grace-pending', { task: doneTask({ releasedAt: ago(14 * MIN) }) }],
+    ['status-busy', { status: 'busy' }],
+    ['status-waiting', { status: 'waiting' }],
+    ['status-unknown', { status: 'unknown' }],
+    ['transcript-recent', { silenceMs: 14 * MIN }],
+    ['transcript-unknown', { silenceMs: null }],
+    ['client-attached', { attached: true }],
+    ['attach-unknown', { attached: null }],
+    ['inbox-pending', { inboxPending: 1 }],
+    ['inbox-unknown', { inboxPending: null }],
+    ['no-pane', { pane: null }, { kind: 'interactive' }],
+    ['gave-up', { task: doneTask({ exitRequests: 3, exitGaveUpAt: ago(MIN), exitAskedAt: ago(50 * MIN), exitRequestedAt: ago(20 * MIN) }) }],
+    ['resumed', { task: doneTask({ exitedAt: ago(MIN) }) }],
+    ['probe-failed', { probeFailures: ['tmux'] }],
+    ['liveness-unknown', { live: null }],
+    ['kind-unknown', {}, { kind: 'unknown' }],
+  ];
+  for (const [reason, e, s] of cases) {
+    it(`${reason}`, () => {
+      const d = decide(session(e, s), policy, now);
+      expect(d.verdict).toBe('protected');
+      expect(d.reasons).toEqual([reason]);
+      expect(d.next).toBeNull();
+    });
+  }
+  it('awaiting-human protects even when every other piece of evidence says idle (D4)', () => {
+    const d = decide(session({ task: { id: 't', state: 'awaiting-human', terminal: false, exitRequests: 0 }, openTasks: ['t'], silenceMs: 400 * 60 * MIN }), policy, now);
+    expect(d).toMatchObject({ verdict: 'protected', reasons: ['task-not-terminal'] });
+  });
+  it('reasons accumulate: every protection is named', () => {
+    const d = decide(session({ status: 'busy', attached: true, inboxPending: 2, silenceMs: 1000 }), policy, now);
+    expect(d.reasons.sort()).toEqual(['client-attached', 'inbox-pending', 'status-busy', 'transcript-recent']);
+  });
+  it('unknown never counts as idle, silent, unattached or drained (D5)', () => {
+    const d = decide(session({ status: 'unknown', silenceMs: null, attached: null, inboxPending: null, probeFailures: ['inbox'] }), policy, now);
+    expect(d.verdict).toBe('protected');
+    expect(d.reasons.sort()).toEqual(['attach-unknown', 'inbox-unknown', 'probe-failed', 'status-unknown', 'transcript-unknown']);
+  });
+  it('the grace window ends exactly at releasedAt + grace', () => {
+    expect(decide(session({ task: doneTask({ releasedAt: ago(15 * MIN) }) }), policy, now).verdict).toBe('eligible');
+    expect(decide(session({ task: doneTask({ releasedAt: ago(15 * MIN - 1) }) }), policy, now).reasons).toEqual(['grace-pending']);
+  });
+  it('an interactive session in a pane with no clients is judged like any other', () => {
+    const d = decide(session({ pane: { paneId: '%1', dead: false, clients: 0, sessionName: 's' } }, { kind: 'interactive' }), policy, now);
+    expect(d.verdict).toBe('eligible');
+  });
+});
+
+describe('decide: untasked sessions are judged on the expire window alone', () => {
+  const untasked = (e: Partial<Evidence> = {}) => session({ task: null, ...e });
+  it('idle-short until expireIdle', () => {
+    expect(decide(untasked({ silenceMs: 47 * 60 * MIN }), policy, now)).toMatchObject({ verdict: 'protected', reasons: ['idle-short'] });
+  });
+  it('step expire after expireIdle, with no client and a drained inbox', () => {
+    expect(decide(untasked({ silenceMs: 48 * 60 * MIN }), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'expire', n: 1 } });
+  });
+  it('still needs roster status idle, no client, a drained inbox', () => {
+    expect(decide(untasked({ silenceMs: 50 * 60 * MIN, status: 'waiting', attached: true, inboxPending: 1 }), policy, now).reasons.sort()).toEqual([
+      'client-attached',
+      'inbox-pending',
+      'status-waiting',
+    ]);
+  });
+  it('transcript missing protects an untasked session too', () => {
+    expect(decide(untasked({ silenceMs: null }), policy, now).reasons).toEqual(['transcript-unknown']);
+  });
+  it('its chain: waits between requests, gives up after the third, then gave-up', () => {
+    const idle = { silenceMs: 50 * 60 * MIN };
+    expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(MIN) } }), policy, now).next).toMatchObject({ step: 'wait', n: 2 });
+    expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'expire', n: 2 });
+    expect(decide(untasked({ ...idle, expire: { requests: 3, lastRequestAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'give-up' });
+    expect(decide(untasked({ ...idle, expire: { requests: 3, lastRequestAt: ago(20 * MIN), gaveUpAt: ago(MIN) } }), policy, now).reasons).toEqual(['gave-up']);
+  });
+});
+
+describe('nextStep: the chain from the latched fields alone', () => {
+  it('ask → wait askWait → request 1 → wait retryWait → 2 → 3 → give-up', () => {
+    expect(nextStep(doneTask(), policy, now)).toEqual({ step: 'ask' });
+    expect(nextStep(doneTask({ exitAskedAt: ago(5 * MIN) }), policy, now)).toEqual({ step: 'wait', n: 1, at: ago(-5 * MIN) });
+    expect(nextStep(doneTask({ exitAskedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'request', n: 1 });
+    const asked = { exitAskedAt: ago(60 * MIN) };
+    expect(nextStep(doneTask({ ...asked, exitRequests: 1, exitRequestedAt: ago(3 * MIN) }), policy, now)).toEqual({ step: 'wait', n: 2, at: ago(-7 * MIN) });
+    expect(nextStep(doneTask({ ...asked, exitRequests: 1, exitRequestedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'request', n: 2 });
+    expect(nextStep(doneTask({ ...asked, exitRequests: 2, exitRequestedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'request', n: 3 });
+    expect(nextStep(doneTask({ ...asked, exitRequests: 3, exitRequestedAt: ago(9 * MIN) }), policy, now)).toEqual({ step: 'wait', at: ago(-1 * MIN) });
+    expect(nextStep(doneTask({ ...asked, exitRequests: 3, exitRequestedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'give-up' });
+  });
+  it('never proposes a fourth request', () => {
+    for (let m = 0; m < 100; m += 7) {
+      const n = nextStep(doneTask({ exitAskedAt: ago(200 * MIN), exitRequests: 3, exitRequestedAt: ago(m * MIN) }), policy, now);
+      expect(n.step === 'request' && (n.n ?? 0) > 3).toBe(false);
+      expect(['wait', 'give-up']).toContain(n.step);
+    }
+  });
+});
