@@ -1,0 +1,56 @@
+// What every queue shares: the `{sunset}` prefix (a Redis Cluster hash tag), names that carry the host,
+// bounded retention, and a producer that validates job data with the queue's own zod schema before add().
+import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import type { z } from 'zod';
+import { QUEUE_PREFIX, queueName } from '../src/config.js';
+
+export const PREFIX = QUEUE_PREFIX;
+
+/** Chain jobs may go once done: the task file's latched fields are the memory (D7). */
+export const CHAIN_RETENTION: JobsOptions = {
+  attempts: 8,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 3600, count: 1000 },
+  removeOnFail: { age: 7 * 86400, count: 5000 },
+};
+
+/** Exit jobs are kept (bounded by age) so that a replayed request is recognised. */
+export const EXIT_RETENTION: JobsOptions = {
+  attempts: 3,
+  backoff: { type: 'exponential', delay: 2000 },
+  removeOnComplete: { age: 7 * 86400, count: 20000 },
+  removeOnFail: { age: 30 * 86400, count: 20000 },
+};
+
+/** BullMQ refuses ':' in custom job ids; ours use '/' and ids never hold it. */
+export function jobId(...parts: Array<string | number>): string {
+  return parts.map((p) => String(p).replace(/[:/]/g, '_')).join('/');
+}
+
+export interface QueueDef<S extends z.ZodType> {
+  base: string;
+  schema: S;
+  retention: JobsOptions;
+}
+
+export class Producer<S extends z.ZodType> {
+  readonly queue: Queue;
+  constructor(
+    readonly def: QueueDef<S>,
+    host: string,
+    connection: ConnectionOptions,
+  ) {
+    this.queue = new Queue(queueName(def.base, host), { connection, prefix: PREFIX, defaultJobOptions: def.retention });
+  }
+  get name() {
+    return this.queue.name;
+  }
+  /** Validate, then add under a deterministic id: a replay or a second producer adds nothing twice. */
+  async add(id: string, data: z.input<S>, opts: { delay?: number; priority?: number } = {}) {
+    const parsed = this.def.schema.parse(data);
+    return this.queue.add(this.def.base, parsed, { jobId: id, ...(opts.delay && opts.delay > 0 ? { delay: Math.ceil(opts.delay) } : {}), ...(opts.priority ? { priority: opts.priority } : {}) });
+  }
+  close() {
+    return this.queue.close();
+  }
+}

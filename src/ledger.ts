@@ -1,0 +1,44 @@
+// The exit ledger: one record per exit job, in stateDir. The exit worker writes `calledAt` before it
+// calls sessionExit() and `finishedAt` after confirming, so a replayed job — after a crash, a stalled
+// lock or a Redis flush — only confirms and never calls twice. Retries are timed from `finishedAt`.
+import { join } from 'node:path';
+import { readJson, safeName, writeJsonAtomic } from './state-files.js';
+import { readdirSync } from 'node:fs';
+
+export interface ExitRecord {
+  jobId: string;
+  reason: 'request' | 'expire' | 'person';
+  taskId?: string;
+  sessionId: string;
+  id?: string;
+  kind?: string;
+  cwd?: string | null;
+  n?: number;
+  calledAt?: string;
+  method?: string;
+  finishedAt?: string;
+  outcome?: 'exited' | 'still-running' | 'spared' | 'refused' | 'gone' | 'failed';
+  reasons?: string[];
+  rssBytes?: number | null;
+  error?: string;
+}
+
+const file = (stateDir: string, jobId: string) => join(stateDir, 'exits', `${safeName(jobId)}.json`);
+
+export function readExit(stateDir: string, jobId: string): ExitRecord | null {
+  return readJson<ExitRecord>(file(stateDir, jobId));
+}
+
+export function writeExit(stateDir: string, rec: ExitRecord): void {
+  writeJsonAtomic(file(stateDir, rec.jobId), rec);
+}
+
+export function listExits(stateDir: string): ExitRecord[] {
+  let names: string[];
+  try {
+    names = readdirSync(join(stateDir, 'exits'));
+  } catch {
+    return [];
+  }
+  return names.filter((n) => n.endsWith('.json')).map((n) => readJson<ExitRecord>(join(stateDir, 'exits', n))).filter((r): r is ExitRecord => r !== null);
+}

@@ -1,0 +1,130 @@
+// What the pipeline's workers share: producers for every queue, the task store with own-write tracking,
+// the evidence source, the audit log and alarms, and the one judgement of a task's session.
+import type { ConnectionOptions } from 'bullmq';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import type { Audit } from './audit.js';
+import type { Alarms } from './alarms.js';
+import type { FleetSource } from './fleet-cache.js';
+import type { FleetSnapshot, SessionView } from './fleet.js';
+import { latchTask, readTask, type LatchPatch, type Task } from './tasks.js';
+import { planTask, type ChainPlan } from './chain.js';
+import { readExit } from './ledger.js';
+import { CHAIN_ENDING, policyFrom, type Policy, type Reason } from './verdict.js';
+import { Producer } from '../queues/common.js';
+import { taskTerminalQueue } from '../queues/task-terminal.js';
+import { exitAskQueue } from '../queues/exit-ask.js';
+import { exitRetryQueue } from '../queues/exit-retry.js';
+import { sessionExitQueue } from '../queues/session-exit.js';
+import { expireScanQueue } from '../queues/expire-scan.js';
+import { reconcileQueue } from '../queues/reconcile.js';
+
+export function createProducers(config: Config, connection: ConnectionOptions) {
+  return {
+    terminal: new Producer(taskTerminalQueue, config.host, connection),
+    ask: new Producer(exitAskQueue, config.host, connection),
+    retry: new Producer(exitRetryQueue, config.host, connection),
+    exit: new Producer(sessionExitQueue, config.host, connection),
+    expire: new Producer(expireScanQueue, config.host, connection),
+    reconcile: new Producer(reconcileQueue, config.host, connection),
+  };
+}
+export type Producers = ReturnType<typeof createProducers>;
+
+export async function closeProducers(p: Producers) {
+  await Promise.all(Object.values(p).map((q) => q.close()));
+}
+
+/** Remembers what sunset itself wrote, so the watcher can ignore the events its own writes cause. */
+export class OwnWrites {
+  private readonly texts = new Map<string, string>();
+  note(file: string, text: string) {
+    this.texts.set(file, text);
+    if (this.texts.size > 50_000) this.texts.delete(this.texts.keys().next().value!);
+  }
+  isOwn(file: string, text: string) {
+    return this.texts.get(file) === text;
+  }
+}
+
+export interface PipelineDeps {
+  config: Config;
+  policy: Policy & { exitConfirm: number };
+  log: Logger;
+  audit: Audit;
+  alarms: Alarms;
+  fleet: FleetSource;
+  producers: Producers;
+  ownWrites: OwnWrites;
+  now: () => number;
+  dryRun: boolean;
+}
+
+export function pipelinePolicy(config: Config) {
+  return { ...policyFrom(config), exitConfirm: config.windows.exitConfirm };
+}
+
+export async function latch(deps: PipelineDeps, taskId: string, patch: LatchPatch) {
+  return latchTask(deps.config.fleet.tasksDir, taskId, patch, {
+    maxExitRequests: deps.config.maxExitRequests,
+    onWrite: (file, text) => deps.ownWrites.note(file, text),
+  });
+}
+
+export async function loadTask(deps: PipelineDeps, taskId: string): Promise<Task | null> {
+  const r = await readTask(deps.config.fleet.tasksDir, taskId);
+  if (r.kind === 'task') return r.task;
+  if (r.kind === 'invalid') deps.log.warn({ event: 'task:invalid', taskId, problem: r.invalid.problem }, `task ${taskId} is invalid and left untouched: ${r.invalid.problem}`);
+  return null;
+}
+
+/** Enqueue a task's next step(s), derived from its latched fields. Idempotent. */
+export async function advance(deps: PipelineDeps, task: Task): Promise<ChainPlan> {
+  const plan = planTask(task, (id) => readExit(deps.config.stateDir, id), deps.policy, deps.now());
+  if (deps.dryRun) return plan;
+  for (const s of plan.steps) {
+    const p = s.queue === 'task-terminal' ? deps.producers.terminal : s.queue === 'exit-ask' ? deps.producers.ask : s.queue === 'exit-retry' ? deps.producers.retry : deps.producers.exit;
+    await p.add(s.id, s.data as any, { delay: s.delay });
+  }
+  return plan;
+}
+
+/** The session a task names, from a snapshot: the live row first, then any row. */
+export function sessionFor(snap: FleetSnapshot, sessionId: string): SessionView | null {
+  const rows = snap.sessions.filter((s) => s.sessionId === sessionId || s.id === sessionId);
+  return rows.find((s) => s.live !== false && s.verdict !== 'record') ?? rows.find((s) => s.verdict === 'gone') ?? rows[0] ?? null;
+}
+
+export type Judgement =
+  | { kind: 'ended'; why: string; view?: SessionView }
+  | { kind: 'later'; at: number; why: string; view?: SessionView }
+  | { kind: 'eligible'; view: SessionView };
+
+/** May this task's session go on to its next step? Ends the chain, defers it, or clears it. */
+export async function judgeTask(deps: PipelineDeps, task: Task, maxAgeMs = 1000): Promise<Judgement> {
+  const now = deps.now();
+  const recheck = now + deps.config.windows.recheck;
+  if (!task.sessionId) return { kind: 'ended', why: 'no-session' };
+  const snap = await deps.fleet(maxAgeMs);
+  if (!snap.roster.ok) return { kind: 'later', at: recheck, why: 'roster probe failed' };
+  const view = sessionFor(snap, task.sessionId);
+  if (!view) return { kind: 'ended', why: 'absent from the roster' };
+  if (view.verdict === 'record') return { kind: 'ended', why: 'record', view };
+  if (view.verdict === 'gone') {
+    if (!deps.dryRun) await latch(deps, task.id, { exitedAt: new Date(now).toISOString() });
+    return { kind: 'ended', why: 'gone', view };
+  }
+  if (view.taskId && view.taskId !== task.id && !view.evidence.openTasks.length) return { kind: 'ended', why: `superseded by task ${view.taskId}`, view };
+  if (view.verdict === 'protected') {
+    const ending = view.reasons.filter((r) => CHAIN_ENDING.has(r));
+    if (ending.length) return { kind: 'ended', why: ending.join(','), view };
+    const onlyGrace = view.reasons.every((r: Reason) => r === 'grace-pending');
+    const graceEnd = task.releasedAt ? Date.parse(task.releasedAt) + deps.config.windows.grace : recheck;
+    return { kind: 'later', at: onlyGrace ? graceEnd : recheck, why: view.reasons.join(','), view };
+  }
+  return { kind: 'eligible', view };
+}
+
+export function evidenceOf(view: SessionView | undefined) {
+  return view ? { verdict: view.verdict, reasons: view.reasons, next: view.next, evidence: view.evidence, rssBytes: view.rssBytes } : undefined;
+}

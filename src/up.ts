@@ -1,0 +1,143 @@
+// `sunset up`: producers (the watcher, the reconcile and expire schedulers), workers (one per queue) and
+// the web, in one process or split by --role. Shutdown closes the watcher, workers, queues, then Redis, once.
+import { Worker, type ConnectionOptions, type Processor } from 'bullmq';
+import type { Config } from './config.js';
+import type { Logger } from './log.js';
+import { Alarms } from './alarms.js';
+import { fileAudit, type Audit } from './audit.js';
+import { fleetCache } from './fleet-cache.js';
+import { expireFactsReader } from './expire-state.js';
+import { redisOptions } from './redis.js';
+import { TaskWatcher } from './watcher.js';
+import { advance, closeProducers, createProducers, loadTask, OwnWrites, pipelinePolicy, type PipelineDeps } from './pipeline.js';
+import { createReleaseProcessor } from '../workers/release.js';
+import { createAskProcessor } from '../workers/exit-ask.js';
+import { createRetryProcessor } from '../workers/exit-retry.js';
+import { createExitProcessor } from '../workers/session-exit.js';
+import { createReconcileProcessor } from '../workers/reconcile.js';
+import { createExpireScanProcessor } from '../workers/expire-scan.js';
+import { PREFIX } from '../queues/common.js';
+import { RECONCILE_SCHEDULER_ID } from '../queues/reconcile.js';
+import { EXPIRE_SCHEDULER_ID } from '../queues/expire-scan.js';
+import type { ExitOutcome, ExitTarget } from './session-exit.js';
+
+export type Role = 'producers' | 'workers' | 'web';
+export const ROLES: Role[] = ['producers', 'workers', 'web'];
+
+export interface UpOptions {
+  roles?: Role[];
+  dryRun?: boolean;
+  log: Logger;
+  audit?: Audit;
+  now?: () => number;
+  /** Tests only: wrap sessionExit to observe calls; the real one is used otherwise. */
+  exitImpl?: (t: ExitTarget, c: Config) => Promise<ExitOutcome>;
+  /** Starts the web role; provided by the web module so that up.ts does not depend on it. */
+  startWeb?: (deps: PipelineDeps) => Promise<{ close(): Promise<void>; url: string }>;
+}
+
+export interface Running {
+  deps: PipelineDeps;
+  workers: Worker[];
+  watcher: TaskWatcher | null;
+  web: { close(): Promise<void>; url: string } | null;
+  /** Run one reconcile pass now (tests trigger it instead of waiting). */
+  reconcile(): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+export async function startSunset(config: Config, o: UpOptions): Promise<Running> {
+  const roles = new Set(o.roles?.length ? o.roles : ROLES);
+  const log = o.log;
+  const connection = redisOptions(config.redisUrl);
+  const workerConnection = redisOptions(config.redisUrl, true);
+  const producers = createProducers(config, connection);
+  const deps: PipelineDeps = {
+    config,
+    policy: pipelinePolicy(config),
+    log,
+    audit: o.audit ?? fileAudit(config.stateDir),
+    alarms: new Alarms(config, log),
+    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir) })),
+    producers,
+    ownWrites: new OwnWrites(),
+    now: o.now ?? Date.now,
+    dryRun: Boolean(o.dryRun),
+  };
+  const redisDown = throttle(10_000);
+  for (const p of Object.values(producers)) {
+    p.queue.on('error', (err) => redisDown() && log.error({ event: 'redis:error', error: err.message }, `Redis at ${config.redisUrl} unreachable (${err.message}); retrying`));
+  }
+
+  const workers: Worker[] = [];
+  const reconcileProcessor = createReconcileProcessor(deps);
+  if (roles.has('workers')) {
+    const w = config.windows;
+    const base = { connection: workerConnection, prefix: PREFIX };
+    const add = (q: { name: string }, processor: Processor, opts: Record<string, unknown> = {}) => {
+      const worker = new Worker(q.name, processor, { ...base, ...opts });
+      worker.on('error', (err) => redisDown() && log.error({ event: 'redis:error', queue: q.name, error: err.message }, `worker ${q.name}: ${err.message}; retrying`));
+      worker.on('failed', (job, err) => log.warn({ event: 'job:failed', queue: q.name, jobId: job?.id, attempts: job?.attemptsMade, error: err.message }, `job ${job?.id} failed: ${err.message}`));
+      workers.push(worker);
+    };
+    add(producers.terminal, createReleaseProcessor(deps), { concurrency: 32 });
+    add(producers.ask, createAskProcessor(deps), { concurrency: 8 });
+    add(producers.retry, createRetryProcessor(deps), { concurrency: 8 });
+    const per = config.exitRate.per;
+    add(producers.exit, createExitProcessor(deps, o.exitImpl), {
+      // enough concurrency that the limit, not the confirmation wait, sets the pace
+      concurrency: Math.min(64, Math.max(1, Math.ceil((w.exitConfirm + config.probeTimeout) / Math.max(1, per)) * config.exitRate.max + 1)),
+      limiter: { max: config.exitRate.max, duration: per },
+      lockDuration: 2 * config.probeTimeout + w.exitConfirm + 30_000,
+    });
+    add(producers.reconcile, reconcileProcessor, { concurrency: 1 });
+    add(producers.expire, createExpireScanProcessor(deps), { concurrency: 1, lockDuration: 2 * config.probeTimeout + 30_000 });
+  }
+
+  let watcher: TaskWatcher | null = null;
+  if (roles.has('producers')) {
+    watcher = new TaskWatcher({
+      dir: config.fleet.tasksDir,
+      log,
+      isOwnWrite: (f, t) => deps.ownWrites.isOwn(f, t),
+      onTask: async (taskId) => {
+        const task = await loadTask(deps, taskId);
+        if (task?.terminal) await advance(deps, task);
+      },
+    });
+    watcher.start();
+    // job schedulers: idempotent across restarts and processes; the first run fires at once
+    await producers.reconcile.queue.upsertJobScheduler(RECONCILE_SCHEDULER_ID, { every: config.windows.reconcileEvery }, { name: 'reconcile', data: {} });
+    await producers.expire.queue.upsertJobScheduler(EXPIRE_SCHEDULER_ID, { every: config.windows.expireEvery }, { name: 'expire-scan', data: { dryRun: deps.dryRun } });
+    void deps.alarms.redeliver().catch(() => undefined);
+  }
+
+  let web: Running['web'] = null;
+  if (roles.has('web') && o.startWeb) web = await o.startWeb(deps);
+
+  let closing: Promise<void> | null = null;
+  return {
+    deps,
+    workers,
+    watcher,
+    web,
+    reconcile: () => reconcileProcessor(),
+    close: () =>
+      (closing ??= (async () => {
+        await watcher?.close();
+        await web?.close();
+        await Promise.all(workers.map((w) => w.close()));
+        await closeProducers(producers);
+      })()),
+  };
+}
+
+function throttle(ms: number) {
+  let last = 0;
+  return () => {
+    const now = Date.now();
+    if (now - last < ms) return false;
+    last = now;
+    return true;
+  };
+}

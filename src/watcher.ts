@@ -1,0 +1,88 @@
+// The task-folder watcher: fs events (inotify), debounced per file, robust to tools that write by rename.
+// Any event on <id>.json re-reads that task and enqueues its next step; events caused by sunset's own
+// writes are ignored. A lost event only delays a step: the reconcile pass derives it again.
+import { watch, type FSWatcher } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from './log.js';
+
+export interface WatcherOptions {
+  dir: string;
+  debounceMs?: number;
+  log: Logger;
+  isOwnWrite: (file: string, text: string) => boolean;
+  onTask: (taskId: string) => Promise<void>;
+}
+
+export class TaskWatcher {
+  private w: FSWatcher | null = null;
+  private timers = new Map<string, NodeJS.Timeout>();
+  private retry: NodeJS.Timeout | null = null;
+  private closed = false;
+  private inflight = new Set<Promise<void>>();
+
+  constructor(private readonly o: WatcherOptions) {}
+
+  start(): void {
+    if (this.closed) return;
+    try {
+      this.w = watch(this.o.dir, { persistent: false }, (_ev, name) => {
+        if (name) this.poke(String(name));
+      });
+      this.w.on('error', (err) => {
+        this.o.log.warn({ event: 'watcher:error', dir: this.o.dir, error: err.message }, 'task watcher failed; re-watching');
+        this.restart();
+      });
+      this.o.log.debug({ event: 'watcher:started', dir: this.o.dir });
+    } catch (err: any) {
+      // the folder may not exist yet: look again soon (reconcile covers the gap)
+      this.o.log.debug({ event: 'watcher:waiting', dir: this.o.dir, error: err.code ?? err.message });
+      this.restart();
+    }
+  }
+
+  private restart() {
+    this.w?.close();
+    this.w = null;
+    if (this.closed || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.start();
+    }, 1000);
+    this.retry.unref();
+  }
+
+  private poke(name: string) {
+    if (!name.endsWith('.json') || name.startsWith('.')) return;
+    const prev = this.timers.get(name);
+    if (prev) clearTimeout(prev);
+    this.timers.set(
+      name,
+      setTimeout(() => {
+        this.timers.delete(name);
+        const p = this.handle(name).finally(() => this.inflight.delete(p));
+        this.inflight.add(p);
+      }, this.o.debounceMs ?? 15),
+    );
+  }
+
+  private async handle(name: string) {
+    const file = join(this.o.dir, name);
+    try {
+      const text = await readFile(file, 'utf8').catch(() => null);
+      if (text === null || this.o.isOwnWrite(file, text)) return;
+      await this.o.onTask(name.slice(0, -'.json'.length));
+    } catch (err: any) {
+      this.o.log.warn({ event: 'watcher:handle-failed', file, error: err.message }, `could not handle a change to ${name}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.w?.close();
+    if (this.retry) clearTimeout(this.retry);
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    await Promise.allSettled([...this.inflight]);
+  }
+}

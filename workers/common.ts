@@ -1,0 +1,16 @@
+// What every worker shares: validate job data first (bad data is unrecoverable, never retried), and
+// defer a job to a later time under the same id (move to delayed) for a passing protection.
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import type { z } from 'zod';
+
+export function jobData<S extends z.ZodType>(schema: S, job: Job): z.output<S> {
+  const r = schema.safeParse(job.data);
+  if (!r.success) throw new UnrecoverableError(`bad job data for ${job.id}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return r.data;
+}
+
+/** Re-run this same job at `at`. Must be the processor's last act: it throws DelayedError. */
+export async function deferJob(job: Job, token: string | undefined, at: number): Promise<never> {
+  await job.moveToDelayed(Math.ceil(at), token);
+  throw new DelayedError();
+}

@@ -1,0 +1,121 @@
+// session-exit: the rate-limited exit worker, the only caller of sessionExit() (D2). It re-checks the
+// verdict on fresh evidence just before acting (a person may have attached meanwhile), records in the
+// ledger that it is calling, calls, waits up to exitConfirm for the process to end, latches exitedAt.
+// A replayed job whose record says the call was made only confirms.
+import type { Job } from 'bullmq';
+import { sessionExitSchema, type SessionExitJob } from '../queues/session-exit.js';
+import { evidenceOf, latch, sessionFor, type PipelineDeps } from '../src/pipeline.js';
+import { readExit, writeExit, type ExitRecord } from '../src/ledger.js';
+import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type ExitTarget } from '../src/session-exit.js';
+import { updateExpireFacts } from '../src/expire-state.js';
+import type { SessionView } from '../src/fleet.js';
+import type { Config } from '../src/config.js';
+import { jobData } from './common.js';
+
+/** What no override can reach: there is no exit path to take, or nothing left to exit. */
+const UNREACHABLE = new Set(['no-pane', 'kind-unknown', 'liveness-unknown']);
+
+export function mayExit(data: SessionExitJob, view: SessionView): { ok: true } | { ok: false; why: string } {
+  if (view.verdict === 'record') return { ok: false, why: 'record' };
+  if (view.verdict === 'gone') return { ok: false, why: 'gone' };
+  if (data.reason === 'person' && data.override) {
+    const hard = view.reasons.filter((r) => UNREACHABLE.has(r));
+    return hard.length ? { ok: false, why: hard.join(',') } : { ok: true };
+  }
+  if (view.verdict !== 'eligible') return { ok: false, why: view.reasons.join(',') };
+  if (data.reason === 'request' && view.taskId !== data.taskId) return { ok: false, why: `task ${view.taskId ?? '(none)'} now drives this session` };
+  if (data.reason === 'expire' && view.taskId) return { ok: false, why: `task ${view.taskId} now names this session` };
+  return { ok: true };
+}
+
+export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c: Config) => Promise<ExitOutcome> = realSessionExit) {
+  const stateDir = deps.config.stateDir;
+  return async (job: Job) => {
+    const data = jobData(sessionExitSchema, job);
+    const jobId = String(job.id);
+    const prior = readExit(stateDir, jobId);
+    if (prior?.finishedAt) return { replay: prior.outcome };
+    const base: ExitRecord = prior ?? {
+      jobId,
+      reason: data.reason,
+      sessionId: data.sessionId,
+      ...(data.reason === 'request' ? { taskId: data.taskId, n: data.n } : {}),
+      ...(data.reason === 'expire' ? { n: data.n } : {}),
+    };
+    const log = { jobId, reason: data.reason, sessionId: data.sessionId, taskId: base.taskId };
+
+    if (prior?.calledAt) {
+      // a replay after a crash mid-call: the call was made; only confirm
+      const pid = (prior as any).pid as number | undefined;
+      const exited = pid ? await waitForEnd(pid, (prior as any).startedAt ?? null, deps.now() + deps.config.windows.exitConfirm) : false;
+      return finish(base, exited ? 'exited' : 'still-running', undefined);
+    }
+
+    const snap = await deps.fleet(0);
+    if (!snap.roster.ok) throw new Error(`not acting: ${snap.roster.error}`); // retried with backoff
+    const view = sessionFor(snap, data.sessionId);
+    if (!view) return finish(base, 'gone', undefined, { error: 'absent from the roster' });
+    if (view.verdict === 'gone') {
+      await latchExited(data, view);
+      return finish(base, 'gone', view);
+    }
+    const may = mayExit(data, view);
+    if (!may.ok) {
+      deps.audit({ event: 'exit:spared', ...log, why: may.why, ...evidenceOf(view) });
+      deps.log.info({ event: 'exit:spared', ...log, why: may.why }, `not exiting session ${view.id}: ${may.why}`);
+      return finish(base, data.reason === 'person' ? 'refused' : 'spared', view, { reasons: may.why.split(',') });
+    }
+    if (deps.dryRun) {
+      deps.log.info({ event: 'exit:dry-run', ...log, id: view.id }, `would exit session ${view.id} (${view.kind})`);
+      return { dryRun: true };
+    }
+    const target: ExitTarget = {
+      id: view.id,
+      sessionId: view.sessionId,
+      kind: view.kind as 'interactive' | 'background',
+      pid: view.pid!,
+      startedAt: view.row.startedAt,
+      paneId: view.evidence.pane?.paneId ?? null,
+    };
+    const calling: ExitRecord & Record<string, unknown> = {
+      ...base,
+      id: view.id,
+      kind: view.kind,
+      cwd: view.row.cwd,
+      pid: view.pid,
+      startedAt: view.row.startedAt,
+      rssBytes: view.rssBytes,
+      calledAt: new Date(deps.now()).toISOString(),
+      ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}),
+    };
+    writeExit(stateDir, calling);
+    deps.audit({ event: 'exit:calling', ...log, id: view.id, kind: view.kind, ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}), ...evidenceOf(view) });
+    let outcome: ExitOutcome;
+    try {
+      outcome = await exit(target, deps.config);
+    } catch (err: any) {
+      outcome = { method: view.kind === 'interactive' ? 'typed-exit' : 'claude-stop', called: false, exited: false, ms: 0, error: err?.message ?? String(err) };
+    }
+    if (outcome.exited) await latchExited(data, view);
+    const result = outcome.exited ? 'exited' : outcome.called ? 'still-running' : 'failed';
+    deps.log.info(
+      { event: outcome.exited ? 'exit:confirmed' : 'exit:not-confirmed', ...log, id: view.id, method: outcome.method, ms: outcome.ms, error: outcome.error },
+      outcome.exited ? `session ${view.id} left by its own exit path (${outcome.method}, ${outcome.ms} ms)` : `session ${view.id} did not leave within exitConfirm${outcome.error ? `: ${outcome.error}` : ''}`,
+    );
+    return finish(calling, result, view, { method: outcome.method, ...(outcome.error ? { error: outcome.error } : {}) });
+  };
+
+  async function latchExited(data: SessionExitJob, view: SessionView) {
+    const at = new Date(deps.now()).toISOString();
+    if (data.reason === 'request') await latch(deps, data.taskId, { exitedAt: at }).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: data.taskId, error: err.message }));
+    else if (data.reason === 'expire') updateExpireFacts(stateDir, data.expireKey, { exitedAt: at });
+    else if (view.taskId && view.evidence.task?.terminal) await latch(deps, view.taskId, { exitedAt: at }).catch(() => undefined);
+  }
+
+  function finish(rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {
+    const done: ExitRecord = { ...rec, ...extra, outcome, finishedAt: new Date(deps.now()).toISOString() };
+    writeExit(stateDir, done);
+    deps.audit({ event: `exit:${outcome}`, jobId: rec.jobId, reason: rec.reason, taskId: rec.taskId, sessionId: rec.sessionId, ...(view ? { id: view.id } : {}), ...extra });
+    return { outcome };
+  }
+}
