@@ -5,8 +5,12 @@ import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError, parse, isConfigError, type Command, type Io } from './cli/common.js';
 import { verdictCommand } from './cli/verdict.js';
 import { reportCommand } from './cli/report.js';
+import { upCommand } from './cli/up.js';
+import { exitCommand } from './cli/exit.js';
+import { alarmsCommand } from './cli/alarms.js';
+import { expireCommand } from './cli/expire.js';
 
-export const COMMANDS: Command[] = [verdictCommand, reportCommand];
+export const COMMANDS: Command[] = [upCommand, verdictCommand, exitCommand, reportCommand, alarmsCommand, expireCommand];
 
 function help(): string {
   return `sunset — lets finished agent sessions leave by their own exit path, never by a signal

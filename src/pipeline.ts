@@ -3,9 +3,11 @@
 import type { ConnectionOptions } from 'bullmq';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
-import type { Audit } from './audit.js';
-import type { Alarms } from './alarms.js';
-import type { FleetSource } from './fleet-cache.js';
+import { fileAudit, type Audit } from './audit.js';
+import { Alarms } from './alarms.js';
+import { fleetCache, type FleetSource } from './fleet-cache.js';
+import { expireFactsReader } from './expire-state.js';
+import { redisOptions } from './redis.js';
 import type { FleetSnapshot, SessionView } from './fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from './tasks.js';
 import { planTask, type ChainPlan } from './chain.js';
@@ -58,6 +60,23 @@ export interface PipelineDeps {
   ownWrites: OwnWrites;
   now: () => number;
   dryRun: boolean;
+}
+
+/** Everything a worker or a one-shot command needs, on its own Redis connection. */
+export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?: () => number; dryRun?: boolean }): PipelineDeps {
+  const producers = createProducers(config, redisOptions(config.redisUrl));
+  return {
+    config,
+    policy: pipelinePolicy(config),
+    log: o.log,
+    audit: o.audit ?? fileAudit(config.stateDir),
+    alarms: new Alarms(config, o.log),
+    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir) })),
+    producers,
+    ownWrites: new OwnWrites(),
+    now: o.now ?? Date.now,
+    dryRun: Boolean(o.dryRun),
+  };
 }
 
 export function pipelinePolicy(config: Config) {

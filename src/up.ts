@@ -1,15 +1,12 @@
 // `sunset up`: producers (the watcher, the reconcile and expire schedulers), workers (one per queue) and
 // the web, in one process or split by --role. Shutdown closes the watcher, workers, queues, then Redis, once.
-import { Worker, type ConnectionOptions, type Processor } from 'bullmq';
+import { Worker, type Processor } from 'bullmq';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
-import { Alarms } from './alarms.js';
-import { fileAudit, type Audit } from './audit.js';
-import { fleetCache } from './fleet-cache.js';
-import { expireFactsReader } from './expire-state.js';
+import type { Audit } from './audit.js';
 import { redisOptions } from './redis.js';
 import { TaskWatcher } from './watcher.js';
-import { advance, closeProducers, createProducers, loadTask, OwnWrites, pipelinePolicy, type PipelineDeps } from './pipeline.js';
+import { advance, closeProducers, createDeps, loadTask, type PipelineDeps } from './pipeline.js';
 import { createReleaseProcessor } from '../workers/release.js';
 import { createAskProcessor } from '../workers/exit-ask.js';
 import { createRetryProcessor } from '../workers/exit-retry.js';
@@ -49,21 +46,9 @@ export interface Running {
 export async function startSunset(config: Config, o: UpOptions): Promise<Running> {
   const roles = new Set(o.roles?.length ? o.roles : ROLES);
   const log = o.log;
-  const connection = redisOptions(config.redisUrl);
   const workerConnection = redisOptions(config.redisUrl, true);
-  const producers = createProducers(config, connection);
-  const deps: PipelineDeps = {
-    config,
-    policy: pipelinePolicy(config),
-    log,
-    audit: o.audit ?? fileAudit(config.stateDir),
-    alarms: new Alarms(config, log),
-    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir) })),
-    producers,
-    ownWrites: new OwnWrites(),
-    now: o.now ?? Date.now,
-    dryRun: Boolean(o.dryRun),
-  };
+  const deps = createDeps(config, { log, audit: o.audit, now: o.now, dryRun: o.dryRun });
+  const producers = deps.producers;
   const redisDown = throttle(10_000);
   for (const p of Object.values(producers)) {
     p.queue.on('error', (err) => redisDown() && log.error({ event: 'redis:error', error: err.message }, `Redis at ${config.redisUrl} unreachable (${err.message}); retrying`));

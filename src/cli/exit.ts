@@ -1,0 +1,88 @@
+import { userInfo } from 'node:os';
+import { QueueEvents } from 'bullmq';
+import { createDeps, closeProducers } from '../pipeline.js';
+import { requestPersonExit } from '../person-exit.js';
+import { createLogger } from '../log.js';
+import { redisOptions } from '../redis.js';
+import { PREFIX } from '../../queues/common.js';
+import { REASONS, type Reason } from '../verdict.js';
+import { EXIT, config, type Command } from './common.js';
+
+export const exitCommand: Command = {
+  name: 'exit',
+  summary: "a person's exit request for one session, on the same rate-limited path",
+  usage: `usage: sunset exit ID [--reason TEXT] [--override-protection] [--wait] [--json] [--config FILE]
+
+Asks the session ID (its id or sessionId) to leave by its own exit path, through the
+rate-limited exit queue that a running \`sunset up\` works. A protected session is refused
+(exit 3, naming the reasons) unless --override-protection: a person's decision, audited
+with who and --reason. A record, a gone session, or an interactive session in no tmux
+pane cannot be exited by any override. --wait waits for the outcome.
+
+Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exited),
+2 bad usage or unknown id, 3 refused because protected.`,
+  options: { reason: { type: 'string' }, 'override-protection': { type: 'boolean' }, wait: { type: 'boolean' }, json: { type: 'boolean' } },
+  allowPositionals: true,
+  async run({ values, positionals }, io) {
+    if (positionals.length !== 1) {
+      io.err(`sunset exit: takes exactly one ID\n\n${this.usage}`);
+      return EXIT.usage;
+    }
+    const id = positionals[0];
+    const cfg = config(values, io);
+    const log = createLogger(cfg.log.level === 'info' ? 'warn' : cfg.log.level);
+    const deps = createDeps(cfg, { log });
+    const by = safeUser();
+    try {
+      const r = await requestPersonExit(deps, id, { why: values.reason ?? '(no reason given)', by, override: Boolean(values['override-protection']) });
+      const print = (o: object) => values.json && io.out(JSON.stringify(o, null, 2));
+      if (r.status === 'roster-failed') {
+        print({ status: r.status, error: r.error });
+        io.err(`sunset exit: not acting: ${r.error}`);
+        return EXIT.failure;
+      }
+      if (r.status === 'unknown-id') {
+        print({ status: r.status });
+        io.err(`sunset exit: no roster row has id or sessionId ${JSON.stringify(id)}`);
+        return EXIT.usage;
+      }
+      if (r.status === 'refused') {
+        print({ status: r.status, id: r.view.id, verdict: r.view.verdict, reasons: r.reasons, overridable: r.overridable });
+        io.err(
+          `sunset exit: refused: session ${r.view.id} is ${r.view.verdict}${r.reasons.length ? `:\n${r.reasons.map((x) => `  ${x}: ${REASONS[x as Reason] ?? x}`).join('\n')}` : ''}` +
+            (r.overridable ? `\n(--override-protection, with --reason, makes it a person's decision)` : `\n(no override can reach it)`),
+        );
+        return EXIT.protected;
+      }
+      if (!values.wait) {
+        print({ status: 'accepted', jobId: r.jobId, id: r.view.id });
+        if (!values.json) io.out(`exit of ${r.view.id} queued (job ${r.jobId}); a running \`sunset up\` carries it out at the exit rate`);
+        return EXIT.ok;
+      }
+      const events = new QueueEvents(deps.producers.exit.name, { connection: redisOptions(cfg.redisUrl, true), prefix: PREFIX });
+      try {
+        const job = await deps.producers.exit.queue.getJob(r.jobId);
+        const timeout = cfg.windows.exitConfirm + cfg.exitRate.per * 3 + 2 * cfg.probeTimeout;
+        const result = (await job!.waitUntilFinished(events, timeout)) as { outcome?: string };
+        print({ status: 'finished', jobId: r.jobId, id: r.view.id, outcome: result?.outcome });
+        if (!values.json) io.out(`session ${r.view.id}: ${result?.outcome}`);
+        return result?.outcome === 'exited' ? EXIT.ok : EXIT.failure;
+      } catch (err: any) {
+        io.err(`sunset exit: queued, but no outcome yet (${err.message}); is \`sunset up\` running?`);
+        return EXIT.failure;
+      } finally {
+        await events.close();
+      }
+    } finally {
+      await closeProducers(deps.producers);
+    }
+  },
+};
+
+function safeUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
+}

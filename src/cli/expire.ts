@@ -1,0 +1,35 @@
+import { createDeps, closeProducers } from '../pipeline.js';
+import { runExpireScan } from '../expire.js';
+import { createLogger } from '../log.js';
+import { formatDuration } from '../duration.js';
+import { EXIT, config, type Command } from './common.js';
+
+export const expireCommand: Command = {
+  name: 'expire',
+  summary: 'run one expire scan now (untasked sessions idle past expireIdle)',
+  usage: `usage: sunset expire [--dry-run] [--verbose] [--json] [--config FILE]
+
+Finds live sessions that no task names, roster status idle, transcript silent for at least
+windows.expireIdle, unattached, inbox drained — and enqueues an exit job for each on the
+rate-limited path (\`sunset up\` carries it out). Any unknown evidence spares a session.
+Prints one line per session it enqueued (or would, with --dry-run); --verbose also the spared.`,
+  options: { 'dry-run': { type: 'boolean' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
+  async run({ values }, io) {
+    const cfg = config(values, io);
+    const deps = createDeps(cfg, { log: createLogger('warn') });
+    try {
+      const r = await runExpireScan(deps, { dryRun: values['dry-run'] });
+      if (values.json) io.out(JSON.stringify(r, null, 2));
+      else {
+        if (!r.ok) io.err(`sunset expire: roster failed, nothing expires: ${r.error}`);
+        for (const l of r.lines) {
+          if (l.action === 'spared' && !values.verbose) continue;
+          io.out(`${l.action.padEnd(14)} ${l.id.padEnd(10)} silent ${formatDuration(l.silenceMs)}${l.n ? `  request ${l.n}/${cfg.maxExitRequests}` : ''}${l.reasons?.length ? `  (${l.reasons.join(', ')})` : ''}`);
+        }
+      }
+      return r.ok ? EXIT.ok : EXIT.failure;
+    } finally {
+      await closeProducers(deps.producers);
+    }
+  },
+};

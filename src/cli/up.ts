@@ -1,0 +1,44 @@
+import { startSunset, ROLES, type Role } from '../up.js';
+import { createLogger } from '../log.js';
+import { EXIT, UsageError, config, type Command } from './common.js';
+
+export const upCommand: Command = {
+  name: 'up',
+  summary: 'run the supervisor: producers, workers and the web (or some of them)',
+  usage: `usage: sunset up [--role producers|workers|web]... [--dry-run] [--config FILE]
+
+Runs the exit pipeline (ADR-0010): release → grace → one message → at most three exit
+requests → a person. --role (repeatable) runs only some parts, to split them over processes:
+  producers  the task watcher and the reconcile / expire schedulers
+  workers    one worker per queue (release, ask, retry, the rate-limited exit worker, ...)
+  web        Bull Board, the fleet and decisions pages, the JSON API
+--dry-run decides and logs, but never releases, asks, requests or exits.
+Logs are JSON lines on stderr. SIGINT/SIGTERM close workers, queues and Redis, once.`,
+  options: { role: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },
+  async run({ values }, io) {
+    const roles = (values.role ?? []) as string[];
+    for (const r of roles) if (!ROLES.includes(r as Role)) throw new UsageError(`--role takes producers, workers or web, not "${r}"\n\n${this.usage}`);
+    const cfg = config(values, io);
+    const log = createLogger(cfg.log.level);
+    let startWeb;
+    if (!roles.length || roles.includes('web')) {
+      const webModule = '../web/server.js'; // the web role (issue: the web) plugs in here when present
+      const web = (await import(webModule).catch(() => null)) as { startWeb?: any } | null;
+      startWeb = web?.startWeb;
+    }
+    log.info({ event: 'up:starting', host: cfg.host, redis: cfg.redisUrl, roles: roles.length ? roles : ROLES, dryRun: Boolean(values['dry-run']) }, 'sunset starting');
+    const running = await startSunset(cfg, { roles: roles as Role[], dryRun: values['dry-run'], log, startWeb });
+    if (running.web) io.err(`sunset: web at ${running.web.url} (Bull Board at ${running.web.url}queues)`);
+    log.info({ event: 'up:running', host: cfg.host }, 'sunset running');
+    await new Promise<void>((resolve) => {
+      const stop = (sig: string) => {
+        log.info({ event: 'up:stopping', signal: sig }, 'sunset stopping');
+        running.close().then(resolve, resolve);
+      };
+      process.once('SIGINT', () => stop('SIGINT'));
+      process.once('SIGTERM', () => stop('SIGTERM'));
+    });
+    log.info({ event: 'up:stopped' }, 'sunset stopped');
+    return EXIT.ok;
+  },
+};

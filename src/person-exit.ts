@@ -1,0 +1,32 @@
+// A person's exit request (CLI `sunset exit`, web POST /api/exit/:id): judged on fresh evidence, refused
+// when protected unless overridden (an audited decision), then enqueued on the same rate-limited path.
+import type { PipelineDeps } from './pipeline.js';
+import { evidenceOf } from './pipeline.js';
+import type { SessionView } from './fleet.js';
+import { personExitId } from '../queues/session-exit.js';
+
+export type PersonExitResult =
+  | { status: 'accepted'; jobId: string; view: SessionView }
+  | { status: 'unknown-id' }
+  | { status: 'roster-failed'; error: string }
+  | { status: 'refused'; view: SessionView; reasons: string[]; overridable: boolean };
+
+const UNREACHABLE = new Set(['no-pane', 'kind-unknown', 'liveness-unknown']);
+
+export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
+  const snap = await deps.fleet(0);
+  if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
+  const rows = snap.sessions.filter((s) => s.id === id || s.sessionId === id);
+  if (!rows.length) return { status: 'unknown-id' };
+  const view = rows.find((s) => s.live !== false) ?? rows[0];
+  if (view.verdict === 'record' || view.verdict === 'gone') return { status: 'refused', view, reasons: [view.verdict], overridable: false };
+  const hard = view.reasons.filter((r) => UNREACHABLE.has(r));
+  if (hard.length) return { status: 'refused', view, reasons: hard, overridable: false };
+  if (view.verdict === 'protected' && !o.override) return { status: 'refused', view, reasons: view.reasons, overridable: true };
+  const at = deps.now();
+  const jobId = personExitId(view.sessionId, at);
+  deps.audit({ event: 'exit:person-request', sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) });
+  await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() });
+  deps.log.info({ event: 'exit:person-request', id: view.id, by: o.by, override: o.override }, `exit of ${view.id} requested by ${o.by}`);
+  return { status: 'accepted', jobId, view };
+}
