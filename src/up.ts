@@ -80,6 +80,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   }
 
   let watcher: TaskWatcher | null = null;
+  let scheduleTimer: NodeJS.Timeout | null = null;
   if (roles.has('producers')) {
     watcher = new TaskWatcher({
       dir: config.fleet.tasksDir,
@@ -92,8 +93,14 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     });
     watcher.start();
     // job schedulers: idempotent across restarts and processes; the first run fires at once
-    await producers.reconcile.queue.upsertJobScheduler(RECONCILE_SCHEDULER_ID, { every: config.windows.reconcileEvery }, { name: 'reconcile', data: {} });
-    await producers.expire.queue.upsertJobScheduler(EXPIRE_SCHEDULER_ID, { every: config.windows.expireEvery }, { name: 'expire-scan', data: { dryRun: deps.dryRun } });
+    const schedule = async () => {
+      await producers.reconcile.queue.upsertJobScheduler(RECONCILE_SCHEDULER_ID, { every: config.windows.reconcileEvery }, { name: 'reconcile', data: {} });
+      await producers.expire.queue.upsertJobScheduler(EXPIRE_SCHEDULER_ID, { every: config.windows.expireEvery }, { name: 'expire-scan', data: { dryRun: deps.dryRun } });
+    };
+    await schedule();
+    // Redis may lose the schedulers (a flush, a restart without persistence): upsert is idempotent, so renew them
+    scheduleTimer = setInterval(() => void schedule().catch(() => undefined), config.windows.reconcileEvery);
+    scheduleTimer.unref();
     void deps.alarms.redeliver().catch(() => undefined);
   }
 
@@ -109,6 +116,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     reconcile: () => reconcileProcessor(),
     close: () =>
       (closing ??= (async () => {
+        if (scheduleTimer) clearInterval(scheduleTimer);
         await watcher?.close();
         await web?.close();
         await Promise.all(workers.map((w) => w.close()));

@@ -1,0 +1,276 @@
+#!/usr/bin/env node
+// Stand-in agent session for sunset's test fleet. Plain JS, no dependencies.
+//
+// It writes its roster row into the registry, keeps a transcript, and leaves ONLY by its own exit path:
+//   background:  a stop request file registry/stop/<id> (written by the stand-in `claude stop <id>`)
+//   interactive: the line `/exit` typed into its tmux pane (it is the pane's own process)
+// It records every signal it receives (registry/signals.jsonl) and does not exit on any of them, so a
+// supervisor that signals an agent is caught. Every clean exit writes registry/ended/<id>-<pid>.json;
+// a process gone without that file was killed (TestFleet.unexplainedDeaths()).
+import {
+  appendFileSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { dirname, join } from 'node:path';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+
+function parseArgs(argv) {
+  const o = { bgOnExit: false };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      const v = argv[++i];
+      if (v === undefined) fail(`missing value for ${a}`);
+      return v;
+    };
+    switch (a) {
+      case '--registry': o.registry = next(); break;
+      case '--id': o.id = next(); break;
+      case '--session-id': o.sessionId = next(); break;
+      case '--kind': o.kind = next(); break;
+      case '--mode': o.mode = next(); break;
+      case '--transcript': o.transcript = next(); break;
+      case '--cwd': o.cwd = next(); break;
+      case '--started-at': o.startedAt = next(); break;
+      case '--bg-on-exit': o.bgOnExit = true; break;
+      default: fail(`unknown argument ${a}`);
+    }
+  }
+  for (const k of ['registry', 'id', 'sessionId', 'kind', 'mode', 'cwd']) if (!o[k]) fail(`missing --${k}`);
+  if (!['background', 'interactive'].includes(o.kind)) fail(`bad --kind ${o.kind}`);
+  if (!['idle', 'busy', 'waiting', 'stubborn'].includes(o.mode)) fail(`bad --mode ${o.mode}`);
+  if (o.id.includes('/') || o.id.includes('\0') || o.id.includes('..')) fail(`bad --id ${o.id}`);
+  return o;
+}
+
+function fail(msg) {
+  process.stderr.write(`agent.mjs: ${msg}\n`);
+  process.exit(2);
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const REG = opts.registry;
+const pid = process.pid;
+const p = (...parts) => join(REG, ...parts);
+const rowPath = p('agents', `${opts.id}.json`);
+const stopPath = p('stop', opts.id);
+const startedAt = opts.startedAt || new Date().toISOString();
+const status = opts.mode === 'stubborn' ? 'idle' : opts.mode;
+let leaving = false;
+
+function now() {
+  return new Date().toISOString();
+}
+
+function appendLine(file, obj) {
+  try {
+    appendFileSync(file, JSON.stringify(obj) + '\n');
+  } catch {
+    /* registry gone: the harness is tearing down */
+  }
+}
+
+function writeAtomic(file, text) {
+  const tmp = join(dirname(file), `.${pid}.${Math.random().toString(16).slice(2)}.tmp`);
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+function writeRow(fields) {
+  const row = {
+    id: opts.id,
+    sessionId: opts.sessionId,
+    kind: opts.kind,
+    pid,
+    state: 'running',
+    status,
+    cwd: opts.cwd,
+    startedAt,
+    ...fields,
+  };
+  writeAtomic(rowPath, JSON.stringify(row) + '\n');
+}
+
+function transcriptSize() {
+  if (!opts.transcript) return 0;
+  try {
+    return statSync(opts.transcript).size;
+  } catch {
+    return 0;
+  }
+}
+
+function transcriptLine(obj) {
+  if (!opts.transcript) return;
+  try {
+    appendFileSync(opts.transcript, JSON.stringify({ ...obj, sessionId: opts.sessionId, at: now() }) + '\n');
+  } catch {
+    /* transcript removed by the harness (deleteTranscript): stay silent */
+  }
+}
+
+/** Append a final line and fsync it: the "flush" a real session does on its way out. */
+function flushTranscript() {
+  const before = transcriptSize();
+  if (opts.transcript) {
+    try {
+      const fd = openSync(opts.transcript, 'a');
+      writeSync(fd, JSON.stringify({ type: 'exit-flush', sessionId: opts.sessionId, pid, at: now() }) + '\n');
+      fsyncSync(fd);
+      closeSync(fd);
+    } catch {
+      /* no transcript folder any more */
+    }
+  }
+  return { before, after: transcriptSize() };
+}
+
+function writeEnded(how, bytes) {
+  const rec = { id: opts.id, how, pid, transcriptBytesBefore: bytes.before, transcriptBytesAfter: bytes.after, at: now() };
+  try {
+    writeAtomic(p('ended', `${opts.id}-${pid}.json`), JSON.stringify(rec) + '\n');
+  } catch {
+    /* registry gone */
+  }
+}
+
+function recordRequest(how) {
+  appendLine(p('requests.jsonl'), { id: opts.id, pid, how, at: now() });
+}
+
+/** Leave by the session's own exit path: flush, record, become a record row, exit 0. */
+function leave(how) {
+  if (leaving) return;
+  leaving = true;
+  const bytes = flushTranscript();
+  writeEnded(how, bytes);
+  try {
+    writeRow({ pid: null, state: 'stopped', status: 'idle', endedAt: now() });
+  } catch {
+    /* registry gone */
+  }
+  try {
+    unlinkSync(stopPath);
+  } catch {
+    /* no request pending (typed /exit) */
+  }
+  process.exit(0);
+}
+
+// ---- signals: record, never exit (unless the harness is tearing down) ----
+const SIGNALS = [
+  'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGPIPE', 'SIGALRM', 'SIGCONT',
+  'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGVTALRM', 'SIGXCPU', 'SIGXFSZ', 'SIGURG', 'SIGPWR', 'SIGSYS',
+  'SIGTRAP', 'SIGABRT', 'SIGIO', 'SIGSTKFLT', 'SIGPROF',
+];
+// SIGWINCH is deliberately not recorded: tmux sends it to a pane's process whenever a client attaches
+// or the window is resized, which is not something a supervisor did to the session.
+for (const sig of SIGNALS) {
+  try {
+    process.on(sig, () => {
+      if (existsSync(p('teardown')) || !existsSync(p('agents'))) process.exit(0);
+      appendLine(p('signals.jsonl'), { id: opts.id, pid, signal: sig, at: now() });
+    });
+  } catch {
+    /* not a signal on this platform */
+  }
+}
+
+// ---- start ----
+if (!existsSync(REG)) fail(`no registry at ${REG}`);
+for (const d of ['agents', 'stop', 'ended']) mkdirSync(p(d), { recursive: true });
+if (opts.transcript) {
+  mkdirSync(dirname(opts.transcript), { recursive: true });
+  transcriptLine({ type: 'start', pid, kind: opts.kind, mode: opts.mode });
+}
+appendLine(p('pids.jsonl'), { id: opts.id, pid, kind: opts.kind, at: now() });
+writeRow({});
+
+if (opts.mode === 'busy') {
+  let n = 0;
+  setInterval(() => transcriptLine({ type: 'work', n: ++n }), 200);
+}
+
+// Leak guard: the harness removed the temp root → exit quietly.
+setInterval(() => {
+  if (!existsSync(p('agents'))) process.exit(0);
+}, 1000);
+
+// Stop requests (both kinds watch; only a background agent leaves by one).
+setInterval(() => {
+  if (leaving || !existsSync(stopPath)) return;
+  recordRequest('stop');
+  if (opts.kind === 'background' && opts.mode !== 'stubborn') return leave('stop');
+  transcriptLine({ type: 'ignored-stop' });
+  try {
+    unlinkSync(stopPath); // acknowledged, but still here
+  } catch {
+    /* already gone */
+  }
+}, 25);
+
+// ---- interactive: read typed lines from the pane ----
+if (opts.kind === 'interactive') {
+  process.stdout.write(`stand-in claude session ${opts.id} (${opts.mode}). Type /exit to leave.\n> `);
+  const rl = createInterface({ input: process.stdin, terminal: false, crlfDelay: Infinity });
+  rl.on('line', (raw) => {
+    const line = raw.replace(/[\r\n]+$/, '').trim();
+    appendLine(p('typed.jsonl'), { id: opts.id, pid, line: raw, at: now() });
+    if (line === '/exit') {
+      recordRequest('exit-typed');
+      if (opts.mode === 'stubborn') {
+        process.stdout.write('(ignoring /exit)\n> ');
+        return;
+      }
+      if (opts.bgOnExit) return toBackground();
+      return leave('exit-typed');
+    }
+    process.stdout.write('> ');
+  });
+  rl.on('close', () => {
+    appendLine(p('typed.jsonl'), { id: opts.id, pid, line: null, eof: true, at: now() });
+  });
+}
+
+/** `/exit` in a session started with --bg-on-exit: the conversation goes on as a background session. */
+function toBackground() {
+  if (leaving) return;
+  leaving = true;
+  const args = [
+    fileURLToPath(import.meta.url),
+    '--registry', REG, '--id', opts.id, '--session-id', opts.sessionId, '--kind', 'background',
+    '--mode', opts.mode, '--cwd', opts.cwd, '--started-at', now(),
+  ];
+  if (opts.transcript) args.push('--transcript', opts.transcript);
+  const child = spawn(process.execPath, args, { detached: true, stdio: 'ignore', cwd: opts.cwd });
+  child.unref();
+  const succ = child.pid;
+  const deadline = Date.now() + 5000;
+  const t = setInterval(() => {
+    let rowPid = null;
+    try {
+      rowPid = JSON.parse(readFileSync(rowPath, 'utf8')).pid;
+    } catch {
+      /* mid-write or gone */
+    }
+    if (rowPid === succ || Date.now() > deadline) {
+      clearInterval(t);
+      const bytes = { before: transcriptSize(), after: transcriptSize() };
+      writeEnded('to-background', bytes);
+      process.stdout.write('(continuing in the background)\n');
+      process.exit(0);
+    }
+  }, 20);
+}

@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+// Stand-in `claude` CLI for sunset's test fleet. Plain JS (ESM), no dependencies.
+// Loaded by the generated <root>/bin/claude, so argv[1] is <root>/bin/claude and the registry is
+// <root>/registry (SUNSET_FLEET_REGISTRY overrides).
+//
+//   claude agents [--json] [--all]   the roster (JSON array with --json; rows without a live pid only with --all)
+//   claude stop <id>                 ask a background session to leave (writes registry/stop/<id>, waits ≤ 3 s)
+//   claude attach <id>               an attached client: sits until killed
+//
+// It never sends a signal to anything.
+import { existsSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+
+const REG = process.env.SUNSET_FLEET_REGISTRY || resolve(dirname(process.argv[1] ?? '.'), '..', 'registry');
+const p = (...parts) => join(REG, ...parts);
+
+function die(code, msg) {
+  process.stderr.write(`claude: ${msg}\n`);
+  process.exit(code);
+}
+
+function checkId(id) {
+  if (typeof id !== 'string' || id === '') die(2, 'missing session id');
+  if (id.includes('/') || id.includes('\0') || id.includes('..') || id.startsWith('.')) die(2, `invalid session id: ${JSON.stringify(id)}`);
+  return id;
+}
+
+function alive(pid) {
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return false;
+  }
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+function readText(file) {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/** Every row as stored (agent rows, single records, bulk records), not yet normalised. */
+function storedRows() {
+  const rows = [];
+  let names = [];
+  try {
+    names = readdirSync(p('agents'));
+  } catch {
+    die(1, `cannot read the session registry at ${REG}`);
+  }
+  for (const name of names) {
+    if (name.startsWith('.') || !name.endsWith('.json')) continue;
+    const row = readJson(p('agents', name));
+    if (row && typeof row === 'object' && typeof row.id === 'string') rows.push(row);
+  }
+  const bulk = readText(p('records.jsonl'));
+  if (bulk) {
+    for (const line of bulk.split('\n')) {
+      if (!line) continue;
+      try {
+        rows.push(JSON.parse(line));
+      } catch {
+        /* torn line */
+      }
+    }
+  }
+  return rows;
+}
+
+function findRow(id) {
+  const row = readJson(p('agents', `${id}.json`));
+  if (row) return row;
+  return storedRows().find((r) => r.id === id) ?? null;
+}
+
+/** What `claude agents` prints for a stored row. Fields starting with `_` are the harness's own. */
+function present(row) {
+  const out = {};
+  for (const [k, v] of Object.entries(row)) if (!k.startsWith('_')) out[k] = v;
+  if (out.pid !== null && out.pid !== undefined && !alive(out.pid)) {
+    out.pid = null;
+    out.state = 'stopped';
+  }
+  if (out.pid === undefined) out.pid = null;
+  const override = readText(p('status', row.id));
+  if (override !== null && override.trim()) out.status = override.trim();
+  const extra = readJson(p('extra', `${row.id}.json`));
+  if (extra && typeof extra === 'object') Object.assign(out, extra);
+  return out;
+}
+
+function agents(args) {
+  const fault = (readText(p('fault')) ?? '').trim();
+  if (fault === 'fail') die(1, 'failed to reach the session daemon (injected fault)');
+  if (fault === 'hang') {
+    setInterval(() => {
+      if (!existsSync(p('agents'))) process.exit(0);
+    }, 1000);
+    return;
+  }
+  if (fault === 'garbage') {
+    process.stdout.write('not json {{{\n');
+    return;
+  }
+  const all = args.includes('--all') || args.includes('-a');
+  const json = args.includes('--json');
+  let rows = storedRows().map(present);
+  if (!all) rows = rows.filter((r) => r.pid !== null);
+  rows.sort((a, b) => String(a.startedAt ?? '').localeCompare(String(b.startedAt ?? '')) || String(a.id).localeCompare(String(b.id)));
+  if (json) {
+    process.stdout.write(JSON.stringify(rows) + '\n');
+  } else {
+    for (const r of rows) process.stdout.write(`${r.id}\t${r.kind}\t${r.pid ?? '-'}\t${r.state}\t${r.status}\t${r.cwd}\n`);
+  }
+}
+
+function stop(args) {
+  const id = checkId(args[0]);
+  const row = findRow(id);
+  if (!row) die(1, `no session with id ${id}`);
+  const pid = row.pid;
+  if (pid === null || pid === undefined || !alive(pid)) die(1, `session ${id} is not running`);
+  const stopFile = p('stop', id);
+  const tmp = p('stop', `.${id}.${process.pid}.tmp`);
+  writeFileSync(tmp, JSON.stringify({ id, pid, by: process.pid, at: new Date().toISOString() }) + '\n');
+  renameSync(tmp, stopFile);
+  if (row._light) {
+    process.stdout.write(`stop requested for ${id}\n`);
+    return;
+  }
+  const endedFile = p('ended', `${id}-${pid}.json`);
+  const deadline = Date.now() + 3000;
+  const poll = () => {
+    if (!alive(pid)) return done(`stopped ${id}`);
+    if (!existsSync(stopFile) && !existsSync(endedFile)) return done(`stop acknowledged by ${id}`);
+    if (Date.now() > deadline) return done(`stop requested for ${id} (still running)`);
+    setTimeout(poll, 20);
+  };
+  const done = (msg) => {
+    process.stdout.write(msg + '\n');
+    process.exit(0);
+  };
+  poll();
+}
+
+function attach(args) {
+  checkId(args[0]);
+  // An attached client: it just sits. Leaves on its own when the fleet's registry is removed.
+  setInterval(() => {
+    if (!existsSync(p('agents'))) process.exit(0);
+  }, 1000);
+}
+
+const [verb, ...rest] = process.argv.slice(2);
+switch (verb) {
+  case 'agents':
+    agents(rest);
+    break;
+  case 'stop':
+    stop(rest);
+    break;
+  case 'attach':
+    attach(rest);
+    break;
+  case '--version':
+  case '-v':
+    process.stdout.write('0.0.0 (sunset test-fleet stand-in)\n');
+    break;
+  default:
+    die(2, `usage: claude agents --json --all | claude stop <id> | claude attach <id> (got ${JSON.stringify(verb ?? '')})`);
+}

@@ -1,0 +1,70 @@
+// Start sunset in-process against a test fleet, with windows compressed to milliseconds, a unique host
+// (so queue names never collide with another test on the shared Redis) and captured logs.
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { parseConfig, type Config } from '../../src/config.js';
+import { createLogger } from '../../src/log.js';
+import { startSunset, type Running, type UpOptions } from '../../src/up.js';
+import type { TestFleet } from '../fleet/fleet.js';
+
+export const FAST_WINDOWS = {
+  grace: 150,
+  silence: 100,
+  askWait: 250,
+  retryWait: 250,
+  exitConfirm: 3000,
+  expireEvery: 500,
+  expireIdle: 3_600_000,
+  reconcileEvery: 1000,
+  recheck: 150,
+  reapAfter: 100,
+  admitLease: 2000,
+};
+
+export function uniqueHost(): string {
+  return `t-${randomBytes(5).toString('hex')}`;
+}
+
+export interface TestSunset extends Running {
+  config: Config;
+  events: Array<Record<string, any>>;
+  exitCalls: string[];
+}
+
+export function testConfig(fleet: TestFleet, overrides: Record<string, any> = {}): Config {
+  return parseConfig(
+    fleet.config({
+      host: uniqueHost(),
+      redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      probeTimeout: 5000,
+      exitRate: { max: 20, per: 100 },
+      windows: FAST_WINDOWS,
+      log: { level: 'debug' },
+      ...overrides,
+      ...(overrides.windows ? { windows: { ...FAST_WINDOWS, ...overrides.windows } } : {}),
+    }),
+    { env: {} },
+  );
+}
+
+export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}): Promise<TestSunset> {
+  const events: Array<Record<string, any>> = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      for (const line of String(chunk).split('\n')) if (line.trim()) events.push(JSON.parse(line));
+      cb();
+    },
+  });
+  const exitCalls: string[] = [];
+  const { sessionExit } = await import('../../src/session-exit.js');
+  const running = await startSunset(config, {
+    roles: ['producers', 'workers'],
+    log: createLogger('debug', sink),
+    exitImpl: async (t, c) => {
+      exitCalls.push(t.id);
+      return sessionExit(t, c);
+    },
+    ...o,
+  });
+  return Object.assign(running, { config, events, exitCalls });
+}
