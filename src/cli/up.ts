@@ -35,8 +35,8 @@ Logs are JSON lines on stderr. SIGINT/SIGTERM close workers, queues and Redis, o
         log.info({ event: 'up:stopping', signal: sig }, 'sunset stopping');
         running.close().then(resolve, resolve);
       };
-      process.once('SIGINT', () => stop('SIGINT'));
-      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('interrupt'));
+      process.once('SIGTERM', () => stop('terminate'));
     });
     log.info({ event: 'up:stopped' }, 'sunset stopped');
     return EXIT.ok;
