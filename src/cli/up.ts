@@ -13,7 +13,7 @@ requests → a person. --role (repeatable) runs only some parts, to split them o
   workers    one worker per queue (release, ask, retry, the rate-limited exit worker, ...)
   web        Bull Board, the fleet and decisions pages, the JSON API
 --dry-run decides and logs, but never releases, asks, requests or exits.
-Logs are JSON lines on stderr. SIGINT/SIGTERM close workers, queues and Redis, once.`,
+Logs are JSON lines on stderr. Interrupted or terminated, it closes workers, queues and Redis, once.`,
   options: { role: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },
   async run({ values }, io) {
     const roles = (values.role ?? []) as string[];
