@@ -2,7 +2,7 @@
 // calls sessionExit() and `finishedAt` after confirming, so a replayed job — after a crash, a stalled
 // lock or a Redis flush — only confirms and never calls twice. Retries are timed from `finishedAt`.
 import { join } from 'node:path';
-import { readJson, safeName, writeJsonAtomic } from './state-files.js';
+import { createOnce, readJson, safeName, writeJsonAtomic } from './state-files.js';
 import { readdirSync } from 'node:fs';
 
 export interface ExitRecord {
@@ -41,4 +41,16 @@ export function listExits(stateDir: string): ExitRecord[] {
     return [];
   }
   return names.filter((n) => n.endsWith('.json')).map((n) => readJson<ExitRecord>(join(stateDir, 'exits', n))).filter((r): r is ExitRecord => r !== null);
+}
+
+/**
+ * Claim the call for an exit job, once ever, atomically (O_EXCL): two processors of the same job — a
+ * replay racing the original after a flush, or two processes — can never both call. The loser only confirms.
+ */
+export function claimExit(stateDir: string, jobId: string, claim: { pid: number; startedAt: string | null; at: string }): boolean {
+  return createOnce(join(stateDir, 'exits', `${safeName(jobId)}.claim`), claim);
+}
+
+export function readClaim(stateDir: string, jobId: string): { pid: number; startedAt: string | null; at: string } | null {
+  return readJson(join(stateDir, 'exits', `${safeName(jobId)}.claim`));
 }

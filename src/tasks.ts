@@ -2,6 +2,7 @@
 // damaging anything another program wrote (a textual edit, atomic rename, compare-and-swap).
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { z } from 'zod';
 import { setTopLevelMembers } from './json-edit.js';
@@ -152,7 +153,8 @@ export function validateTaskId(id: string): string | null {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u001f\u007f-\u009f]/.test(id)) return 'id has control characters';
   if (id.startsWith('.')) return 'id starts with "."';
-  if (Buffer.byteLength(id) > 250) return 'id is longer than a file name may be';
+  // room for `.<id>.json.lock` within a 255-byte file name
+  if (Buffer.byteLength(id) > 240) return 'id is longer than 240 bytes';
   return null;
 }
 
@@ -415,25 +417,44 @@ function checkPatch(patch: LatchPatch): void {
   if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new TypeError(`latch exitRequests: must be a whole number (got ${preview(n)})`);
 }
 
+export interface LatchOptions {
+  /** The most exit requests to record. @defaultValue 3 */
+  maxExitRequests?: number;
+  /** Called after each successful rename (the watcher uses it to ignore its own events). */
+  onWrite?: (file: string, text: string) => void;
+  /** How long to wait for another writer's lock before giving up. @defaultValue 12000 */
+  lockWaitMs?: number;
+  /** Test seam: runs after the new text is in the temp file, just before the compare-and-swap. */
+  beforeSwap?: (file: string) => void | Promise<void>;
+}
+
 const MAX_TRIES = 20;
 /** After this many lost races, fsync the new file after the rename instead of before, so a writer rewriting the file faster than an fsync cannot starve the latch. */
 const SLOW_PATH_TRIES = 3;
+/** A lock file older than this was left by a writer that died holding it. */
+export const LOCK_STALE_MS = 10_000;
 
-/** Latches on one file from this process queue behind each other; other writers are met by compare-and-swap. */
+/** The cooperative lock beside a task file: `.<id>.json.lock`, created exclusively, removed after. */
+export function lockFileFor(dir: string, id: string): string {
+  return join(dir, `.${id}.json.lock`);
+}
+
+/** Latches on one file from this process queue behind each other; other processes meet the lock, then compare-and-swap. */
 const inFlight = new Map<string, Promise<unknown>>();
 
 /**
  * Writes the patch's latched fields into the task file, by the rules of mergeLatched, and only
- * when something changes. The file is edited as text (everything else byte-for-byte kept), via
- * a temp file and a rename, and only if the file still holds exactly the bytes the edit was
- * computed from; otherwise it re-reads, re-merges and tries again.
+ * when something changes. The file is edited as text (everything else byte-for-byte kept) and
+ * replaced by a temp file and a rename. Writers that take the same lock (`lockFileFor`) never
+ * race it; against any other writer it renames only if the file still holds exactly the bytes
+ * the edit was computed from, and otherwise re-reads, re-merges and tries again.
  * @throws TaskInvalidError when the file is invalid or has gone: nothing is written.
  */
 export async function latchTask(
   dir: string,
   id: string,
   patch: LatchPatch,
-  opts: { maxExitRequests?: number; onWrite?: (file: string, text: string) => void } = {},
+  opts: LatchOptions = {},
 ): Promise<{ changed: boolean; task: Task; applied: LatchPatch }> {
   checkPatch(patch);
   const bad = validateTaskId(id);
@@ -441,8 +462,8 @@ export async function latchTask(
   if (bad) throw new TaskInvalidError(`task ${preview(id)}: ${bad}`, file);
   const prior = inFlight.get(file) ?? Promise.resolve();
   const run = prior.then(
-    () => latchOnce(file, id, patch, opts),
-    () => latchOnce(file, id, patch, opts),
+    () => latchOnce(dir, id, file, patch, opts),
+    () => latchOnce(dir, id, file, patch, opts),
   );
   const settled = run.then(
     () => undefined,
@@ -455,78 +476,135 @@ export async function latchTask(
   return run;
 }
 
+interface Loaded {
+  /** Where the bytes live: the file itself, or what it links to. */
+  target: string;
+  bytes: FileBytes & { buf: Buffer };
+  task: Task;
+  text: string;
+}
+
+function load(file: string): Loaded {
+  let target: string;
+  let bytes: FileBytes | 'not-file';
+  try {
+    // a symlinked task file is rewritten where it points, so the link stays a link
+    target = fs.realpathSync(file);
+    bytes = readFileBytesSync(target);
+  } catch (e) {
+    if (GONE.has(errCode(e) ?? '')) throw new TaskInvalidError(`task file ${file} is gone`, file);
+    const u = unreadable(file, e) as { invalid: InvalidTask };
+    throw new TaskInvalidError(`task file ${file} is ${u.invalid.problem}`, file, u.invalid);
+  }
+  if (bytes === 'not-file') throw new TaskInvalidError(`task file ${file} is not a regular file`, file);
+  const judged = judge(file, bytes);
+  if (judged.kind === 'invalid') throw new TaskInvalidError(`task file ${file} is invalid: ${judged.invalid.problem}`, file, judged.invalid);
+  return { target, bytes: bytes as Loaded['bytes'], task: judged.task, text: judged.text };
+}
+
 async function latchOnce(
-  file: string,
+  dir: string,
   id: string,
+  file: string,
   patch: LatchPatch,
-  opts: { maxExitRequests?: number; onWrite?: (file: string, text: string) => void },
+  opts: LatchOptions,
 ): Promise<{ changed: boolean; task: Task; applied: LatchPatch }> {
   const max = opts.maxExitRequests ?? EXIT_REQUESTS_CEILING;
-  for (let attempt = 1; attempt <= MAX_TRIES; attempt++) {
-    // a symlinked task file is rewritten where it points, so the link stays a link
-    let target: string;
-    let bytes: FileBytes | 'not-file';
-    try {
-      target = fs.realpathSync(file);
-      bytes = readFileBytesSync(target);
-    } catch (e) {
-      if (GONE.has(errCode(e) ?? '')) throw new TaskInvalidError(`task file ${file} is gone`, file);
-      const u = unreadable(file, e) as { invalid: InvalidTask };
-      throw new TaskInvalidError(`task file ${file} is ${u.invalid.problem}`, file, u.invalid);
-    }
-    if (bytes === 'not-file') throw new TaskInvalidError(`task file ${file} is not a regular file`, file);
-    const judged = judge(file, bytes);
-    if (judged.kind === 'invalid') throw new TaskInvalidError(`task file ${file} is invalid: ${judged.invalid.problem}`, file, judged.invalid);
-    const { task, text } = judged;
+  // nothing to change needs no lock (the common case: a reconcile pass re-latching what is there)
+  const first = load(file);
+  if (Object.keys(mergeLatched(first.task.raw, patch, max)).length === 0) return { changed: false, task: first.task, applied: {} };
 
-    const applied = mergeLatched(task.raw, patch, max);
-    if (Object.keys(applied).length === 0) return { changed: false, task, applied };
+  const release = await acquireLock(lockFileFor(dir, id), opts.lockWaitMs ?? 12_000);
+  try {
+    for (let attempt = 1; attempt <= MAX_TRIES; attempt++) {
+      const { target, bytes, task, text } = load(file);
+      const applied = mergeLatched(task.raw, patch, max);
+      if (Object.keys(applied).length === 0) return { changed: false, task, applied };
 
-    const newText = setTopLevelMembers(text, applied as Record<string, unknown>);
-    const newBuf = Buffer.from(newText, 'utf8');
-    const after = judge(file, { ...bytes, buf: newBuf, size: newBuf.length });
-    assertSameApartFrom(task.raw, after, applied);
+      const newText = setTopLevelMembers(text, applied as Record<string, unknown>);
+      const newBuf = Buffer.from(newText, 'utf8');
+      assertSameApartFrom(task.raw, judge(file, { ...bytes, buf: newBuf, size: newBuf.length }), applied);
 
-    const durableFirst = attempt <= SLOW_PATH_TRIES;
-    const tmp = join(dirname(target), tempName(id));
-    let fd: number | null = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
-    let renamed = false;
-    try {
-      fs.writeFileSync(fd, newBuf);
-      fs.fchmodSync(fd, bytes.mode & 0o7777);
-      if (bytes.uid !== process.getuid?.() || bytes.gid !== process.getgid?.()) {
-        try {
-          fs.fchownSync(fd, bytes.uid, bytes.gid);
-        } catch {
-          // not ours to give away: the file keeps our ownership, its mode is still the original's
+      const durableFirst = attempt <= SLOW_PATH_TRIES;
+      const tmp = join(dirname(target), tempName(id));
+      let fd: number | null = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+      let renamed = false;
+      try {
+        fs.writeFileSync(fd, newBuf);
+        fs.fchmodSync(fd, bytes.mode & 0o7777);
+        if (bytes.uid !== process.getuid?.() || bytes.gid !== process.getgid?.()) {
+          try {
+            fs.fchownSync(fd, bytes.uid, bytes.gid);
+          } catch {
+            // not ours to give away: the file keeps our ownership, its mode is still the original's
+          }
         }
-      }
-      if (durableFirst) await fsyncAsync(fd);
-      const mtimeMs = fs.fstatSync(fd).mtimeMs;
+        if (durableFirst) await fsyncAsync(fd);
+        const mtimeMs = fs.fstatSync(fd).mtimeMs;
+        await opts.beforeSwap?.(file);
 
-      // compare, then swap at once: only this stretch is open to a writer that does not lock
-      if (!stillHolds(target, bytes.buf as Buffer)) {
+        // compare, then swap at once: only this stretch is open to a writer that takes no lock
+        if (!stillHolds(target, bytes.buf)) {
+          fs.closeSync(fd);
+          fd = null;
+          fs.rmSync(tmp, { force: true });
+          await sleep(Math.random() * 2 * Math.min(attempt, 5));
+          continue;
+        }
+        fs.renameSync(tmp, target);
+        renamed = true;
+        if (!durableFirst) await fsyncAsync(fd);
         fs.closeSync(fd);
         fd = null;
-        fs.rmSync(tmp, { force: true });
-        await sleep(Math.random() * 2 * Math.min(attempt, 5));
-        continue;
+        await fsyncDir(dirname(target));
+        opts.onWrite?.(file, newText);
+        const written = judge(file, { ...bytes, buf: newBuf, size: newBuf.length, mtimeMs });
+        return { changed: true, task: (written as { task: Task }).task, applied };
+      } finally {
+        if (fd !== null) fs.closeSync(fd);
+        if (!renamed) fs.rmSync(tmp, { force: true });
       }
-      fs.renameSync(tmp, target);
-      renamed = true;
-      if (!durableFirst) await fsyncAsync(fd);
-      fs.closeSync(fd);
-      fd = null;
-      await fsyncDir(dirname(target));
-      opts.onWrite?.(file, newText);
-      const written = judge(file, { ...bytes, buf: newBuf, size: newBuf.length, mtimeMs });
-      return { changed: true, task: (written as { task: Task }).task, applied };
-    } finally {
-      if (fd !== null) fs.closeSync(fd);
-      if (!renamed) fs.rmSync(tmp, { force: true });
     }
+  } finally {
+    release();
   }
   throw new Error(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`);
+}
+
+/** Takes the lock file, waiting for another holder; a lock older than LOCK_STALE_MS is broken. Returns its release. */
+async function acquireLock(lockPath: string, waitMs: number): Promise<() => void> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    let fd: number | null = null;
+    try {
+      fd = fs.openSync(lockPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
+    } catch (e) {
+      if (errCode(e) !== 'EEXIST') throw e;
+    }
+    if (fd !== null) {
+      let ino: number;
+      try {
+        fs.writeSync(fd, `${JSON.stringify({ by: 'sunset', pid: process.pid, host: hostname(), at: new Date().toISOString() })}\n`);
+        ino = fs.fstatSync(fd).ino;
+      } finally {
+        fs.closeSync(fd);
+      }
+      return () => {
+        // remove only our own lock: a stale-breaker may have replaced it
+        const st = fs.statSync(lockPath, { throwIfNoEntry: false });
+        if (st && st.ino === ino) fs.rmSync(lockPath, { force: true });
+      };
+    }
+    const st = fs.statSync(lockPath, { throwIfNoEntry: false });
+    if (st && Date.now() - st.mtimeMs > LOCK_STALE_MS) {
+      // left by a writer that died holding it; remove that file only, not a fresh one
+      const again = fs.statSync(lockPath, { throwIfNoEntry: false });
+      if (again && again.ino === st.ino) fs.rmSync(lockPath, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) throw new Error(`task file is locked by another writer: ${lockPath} was held for over ${waitMs} ms`);
+    await sleep(0.2 + Math.random() * 1.5);
+  }
 }
 
 /** True when the file at path still has exactly these bytes (and nobody swapped it since we looked). */

@@ -58,7 +58,9 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   const reconcileProcessor = createReconcileProcessor(deps);
   if (roles.has('workers')) {
     const w = config.windows;
-    const base = { connection: workerConnection, prefix: PREFIX };
+    // Locks are renewed while a job runs; a short lock lets a crashed process's job come back soon (stalled).
+    const lock = 2 * config.probeTimeout + 5000;
+    const base = { connection: workerConnection, prefix: PREFIX, lockDuration: lock, stalledInterval: Math.ceil(lock / 2) };
     const add = (q: { name: string }, processor: Processor, opts: Record<string, unknown> = {}) => {
       const worker = new Worker(q.name, processor, { ...base, ...opts });
       worker.on('error', (err) => redisDown() && log.error({ event: 'redis:error', queue: q.name, error: err.message }, `worker ${q.name}: ${err.message}; retrying`));
@@ -73,10 +75,10 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       // enough concurrency that the limit, not the confirmation wait, sets the pace
       concurrency: Math.min(64, Math.max(1, Math.ceil((w.exitConfirm + config.probeTimeout) / Math.max(1, per)) * config.exitRate.max + 1)),
       limiter: { max: config.exitRate.max, duration: per },
-      lockDuration: 2 * config.probeTimeout + w.exitConfirm + 30_000,
+      lockDuration: 2 * config.probeTimeout + w.exitConfirm + 5000,
     });
     add(producers.reconcile, reconcileProcessor, { concurrency: 1 });
-    add(producers.expire, createExpireScanProcessor(deps), { concurrency: 1, lockDuration: 2 * config.probeTimeout + 30_000 });
+    add(producers.expire, createExpireScanProcessor(deps), { concurrency: 1 });
   }
 
   let watcher: TaskWatcher | null = null;

@@ -5,7 +5,7 @@
 import type { Job } from 'bullmq';
 import { sessionExitSchema, type SessionExitJob } from '../queues/session-exit.js';
 import { evidenceOf, latch, sessionFor, type PipelineDeps } from '../src/pipeline.js';
-import { readExit, writeExit, type ExitRecord } from '../src/ledger.js';
+import { claimExit, readClaim, readExit, writeExit, type ExitRecord } from '../src/ledger.js';
 import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type ExitTarget } from '../src/session-exit.js';
 import { updateExpireFacts } from '../src/expire-state.js';
 import type { SessionView } from '../src/fleet.js';
@@ -44,12 +44,8 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     };
     const log = { jobId, reason: data.reason, sessionId: data.sessionId, taskId: base.taskId };
 
-    if (prior?.calledAt) {
-      // a replay after a crash mid-call: the call was made; only confirm
-      const pid = (prior as any).pid as number | undefined;
-      const exited = pid ? await waitForEnd(pid, (prior as any).startedAt ?? null, deps.now() + deps.config.windows.exitConfirm) : false;
-      return finish(base, exited ? 'exited' : 'still-running', undefined);
-    }
+    const claimed = readClaim(stateDir, jobId);
+    if (claimed) return confirmOnly(base, claimed);
 
     const snap = await deps.fleet(0);
     if (!snap.roster.ok) throw new Error(`not acting: ${snap.roster.error}`); // retried with backoff
@@ -88,6 +84,9 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       calledAt: new Date(deps.now()).toISOString(),
       ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}),
     };
+    if (!claimExit(stateDir, jobId, { pid: target.pid, startedAt: target.startedAt, at: calling.calledAt! })) {
+      return confirmOnly(base, readClaim(stateDir, jobId)); // another processor of this same job is calling
+    }
     writeExit(stateDir, calling);
     deps.audit({ event: 'exit:calling', ...log, id: view.id, kind: view.kind, ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}), ...evidenceOf(view) });
     let outcome: ExitOutcome;
@@ -104,6 +103,14 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     );
     return finish(calling, result, view, { method: outcome.method, ...(outcome.error ? { error: outcome.error } : {}) });
   };
+
+  /** The call was made (by a crashed run, or a concurrent one): only confirm, never call again. */
+  async function confirmOnly(base: ExitRecord, claim: { pid: number; startedAt: string | null } | null) {
+    const exited = claim ? await waitForEnd(claim.pid, claim.startedAt, deps.now() + deps.config.windows.exitConfirm) : false;
+    const rec = readExit(stateDir, base.jobId);
+    if (rec?.finishedAt) return { outcome: rec.outcome, replay: true };
+    return finish(rec ?? base, exited ? 'exited' : 'still-running', undefined, { replay: true } as Partial<ExitRecord>);
+  }
 
   async function latchExited(data: SessionExitJob, view: SessionView) {
     const at = new Date(deps.now()).toISOString();

@@ -1,0 +1,100 @@
+// session-cap, the counting (DESIGN §6): how many live sessions hold a slot against the ceiling, which
+// finished ones are already on their way out, and which lanes awaiting a human hold slots. Pure over a
+// snapshot: `sunset cap` and `sunset admit` both count with countCap, so they cannot disagree.
+import type { FleetSnapshot, SessionView } from './fleet.js';
+import { laneOf } from './report.js';
+
+export interface Leaving {
+  id: string;
+  sessionId: string;
+  /** The task whose chain is asking it to leave; null for an untasked session expire is requesting. */
+  taskId: string | null;
+  via: 'task' | 'expire';
+  /** asked = the one message sent, no request yet; requested = at least one exit request made. */
+  step: 'asked' | 'requested';
+  requests: number;
+  /** When the latest ask or request was made. */
+  since: string | null;
+  rssBytes: number | null;
+}
+
+export interface HeldLane {
+  id: string;
+  sessionId: string;
+  taskId: string | null;
+  rssBytes: number | null;
+}
+
+export interface CapCount {
+  ceiling: number;
+  /** Rows with a live pid; a row whose liveness cannot be told counts as live (D5). Records never count (D9). */
+  live: number;
+  /** Of `live`, rows counted only because their liveness is unknown. */
+  liveUnknown: number;
+  records: number;
+  gone: number;
+  leaving: Leaving[];
+  awaitingHuman: HeldLane[];
+}
+
+/** Does this row hold a slot? A pid that lives, or whose liveness is unknown. */
+export function holdsSlot(s: Pick<SessionView, 'pid' | 'live'>): boolean {
+  return s.pid !== null && s.live !== false;
+}
+
+export function countCap(snap: Pick<FleetSnapshot, 'sessions'>, ceiling: number): CapCount {
+  const out: CapCount = { ceiling, live: 0, liveUnknown: 0, records: 0, gone: 0, leaving: [], awaitingHuman: [] };
+  for (const s of snap.sessions) {
+    if (s.pid === null) {
+      out.records++;
+      continue;
+    }
+    if (s.live === false) {
+      out.gone++;
+      continue;
+    }
+    out.live++;
+    if (s.live === null) out.liveUnknown++;
+    const leaving = leavingOf(s);
+    if (leaving) out.leaving.push(leaving);
+    if (laneOf(s) === 'awaiting-human') out.awaitingHuman.push({ id: s.id, sessionId: s.sessionId, taskId: s.taskId, rssBytes: s.rssBytes });
+  }
+  return out;
+}
+
+/** On its way out: its task is terminal, asked or requested, not yet exited or given up — or expire is requesting it. */
+export function leavingOf(s: SessionView): Leaving | null {
+  const e = s.evidence;
+  const base = { id: s.id, sessionId: s.sessionId, rssBytes: s.rssBytes };
+  if (e.openTasks.length || e.invalidTasks.length) return null;
+  const t = e.task;
+  if (t) {
+    if (!t.terminal || t.exitedAt || t.exitGaveUpAt) return null;
+    if (t.exitRequests > 0) return { ...base, taskId: t.id, via: 'task', step: 'requested', requests: t.exitRequests, since: t.exitRequestedAt ?? t.exitAskedAt ?? null };
+    if (t.exitAskedAt) return { ...base, taskId: t.id, via: 'task', step: 'asked', requests: 0, since: t.exitAskedAt };
+    return null;
+  }
+  const x = e.expire;
+  if (x && x.requests > 0 && !x.exitedAt && !x.gaveUpAt) return { ...base, taskId: null, via: 'expire', step: 'requested', requests: x.requests, since: x.lastRequestAt ?? null };
+  return null;
+}
+
+/** "4 finished sessions are being asked to exit" */
+export function leavingPhrase(n: number): string {
+  return n === 1 ? '1 finished session is being asked to exit' : `${n} finished sessions are being asked to exit`;
+}
+
+/**
+ * The one log line of a refused start (DESIGN §6): `cap reached: 36/35 — not starting; 4 finished
+ * sessions are being asked to exit`. `counted` is live rows plus admissions not yet on the roster;
+ * `queued` the --wait starts ahead of this one, which a free slot goes to first.
+ */
+export function capLine(counted: number, ceiling: number, leaving: number, o: { queued?: number; doing?: string } = {}): string {
+  const q = o.queued ? ` + ${o.queued} queued` : '';
+  return `cap reached: ${counted}/${ceiling}${q} — ${o.doing ?? 'not starting'}; ${leavingPhrase(leaving)}`;
+}
+
+/** The hour an alarm key is bucketed by, so cap-reached is raised at most once per hour: "2026-11-30T12". */
+export function hourBucket(ms: number): string {
+  return new Date(ms).toISOString().slice(0, 13);
+}
