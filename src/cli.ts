@@ -9,8 +9,12 @@ import { upCommand } from './cli/up.js';
 import { exitCommand } from './cli/exit.js';
 import { alarmsCommand } from './cli/alarms.js';
 import { expireCommand } from './cli/expire.js';
+import { capCommand } from './cli/cap.js';
+import { admitCommand } from './cli/admit.js';
+import { reapCommand } from './cli/reap.js';
+import { demoCommand } from './cli/demo.js';
 
-export const COMMANDS: Command[] = [upCommand, verdictCommand, exitCommand, reportCommand, alarmsCommand, expireCommand];
+export const COMMANDS: Command[] = [upCommand, verdictCommand, exitCommand, reportCommand, alarmsCommand, expireCommand, capCommand, admitCommand, reapCommand, demoCommand];
 
 function help(): string {
   return `sunset — lets finished agent sessions leave by their own exit path, never by a signal

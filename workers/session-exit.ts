@@ -10,27 +10,35 @@ import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type Exit
 import { updateExpireFacts } from '../src/expire-state.js';
 import type { SessionView } from '../src/fleet.js';
 import type { Config } from '../src/config.js';
-import { jobData } from './common.js';
+import { CHAIN_ENDING } from '../src/verdict.js';
+import { deferJob, jobData } from './common.js';
 
 /** What no override can reach: there is no exit path to take, or nothing left to exit. */
 const UNREACHABLE = new Set(['no-pane', 'kind-unknown', 'liveness-unknown']);
 
-export function mayExit(data: SessionExitJob, view: SessionView): { ok: true } | { ok: false; why: string } {
-  if (view.verdict === 'record') return { ok: false, why: 'record' };
-  if (view.verdict === 'gone') return { ok: false, why: 'gone' };
-  if (data.reason === 'person' && data.override) {
+/**
+ * May this exit job act on the session now? `final` says a refusal ends the request (the chain ended, or a
+ * person was refused); otherwise the protection may pass, and the request waits for it — a request is
+ * carried out when the evidence allows, so "three requests" always means three requests delivered.
+ */
+export function mayExit(data: SessionExitJob, view: SessionView): { ok: true } | { ok: false; why: string; final: boolean } {
+  if (view.verdict === 'record') return { ok: false, why: 'record', final: true };
+  if (view.verdict === 'gone') return { ok: false, why: 'gone', final: true };
+  if (data.reason === 'person') {
     const hard = view.reasons.filter((r) => UNREACHABLE.has(r));
-    return hard.length ? { ok: false, why: hard.join(',') } : { ok: true };
+    if (hard.length) return { ok: false, why: hard.join(','), final: true };
+    if (data.override || view.verdict === 'eligible') return { ok: true };
+    return { ok: false, why: view.reasons.join(','), final: true };
   }
-  if (view.verdict !== 'eligible') return { ok: false, why: view.reasons.join(',') };
-  if (data.reason === 'request' && view.taskId !== data.taskId) return { ok: false, why: `task ${view.taskId ?? '(none)'} now drives this session` };
-  if (data.reason === 'expire' && view.taskId) return { ok: false, why: `task ${view.taskId} now names this session` };
+  if (data.reason === 'request' && view.taskId !== data.taskId) return { ok: false, why: `task ${view.taskId ?? '(none)'} now drives this session`, final: true };
+  if (data.reason === 'expire' && (view.taskId || view.evidence.openTasks.length || view.evidence.invalidTasks.length)) return { ok: false, why: `a task now names this session`, final: true };
+  if (view.verdict !== 'eligible') return { ok: false, why: view.reasons.join(','), final: view.reasons.some((r) => CHAIN_ENDING.has(r)) };
   return { ok: true };
 }
 
 export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c: Config) => Promise<ExitOutcome> = realSessionExit) {
   const stateDir = deps.config.stateDir;
-  return async (job: Job) => {
+  return async (job: Job, token?: string) => {
     const data = jobData(sessionExitSchema, job);
     const jobId = String(job.id);
     const prior = readExit(stateDir, jobId);
@@ -56,6 +64,10 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       return finish(base, 'gone', view);
     }
     const may = mayExit(data, view);
+    if (!may.ok && !may.final) {
+      deps.log.debug({ event: 'exit:deferred', ...log, why: may.why }, `exit of ${view.id} waits: ${may.why}`);
+      return deferJob(job, token, deps.now() + deps.config.windows.recheck);
+    }
     if (!may.ok) {
       deps.audit({ event: 'exit:spared', ...log, why: may.why, ...evidenceOf(view) });
       deps.log.info({ event: 'exit:spared', ...log, why: may.why }, `not exiting session ${view.id}: ${may.why}`);

@@ -199,8 +199,16 @@ appendLine(p('pids.jsonl'), { id: opts.id, pid, kind: opts.kind, at: now() });
 writeRow({});
 
 if (opts.mode === 'busy') {
+  // works (writes its transcript) until the harness says its turn is over: setStatus(a, 'idle' | 'waiting')
   let n = 0;
-  setInterval(() => transcriptLine({ type: 'work', n: ++n }), 200);
+  setInterval(() => {
+    let override = '';
+    try {
+      override = readFileSync(p('status', opts.id), 'utf8').trim();
+    } catch {}
+    if (override && override !== 'busy') return;
+    transcriptLine({ type: 'work', n: ++n });
+  }, 200);
 }
 
 // Leak guard: the harness removed the temp root → exit quietly.

@@ -1,0 +1,22 @@
+import { runDemo } from '../demo.js';
+import { EXIT, type Command } from './common.js';
+
+export const demoCommand: Command = {
+  name: 'demo',
+  summary: 'watch sunset work on a simulated fleet (ends by itself in about a minute)',
+  usage: `usage: sunset demo [--keep] [--port N]
+
+Builds a simulated fleet — finished, busy, attached, awaiting-human, active, stubborn,
+interactive and untasked sessions, plus pid-less records — with stand-in agents and a
+private tmux server, compresses the windows to seconds, runs the real pipeline and
+narrates each decision, then prints a summary and cleans up.
+Redis: $REDIS_URL, else 127.0.0.1:6379, else a private redis-server it starts.
+--keep leaves it running until Ctrl-C. --port serves the web pages there (default: a free port).`,
+  options: { keep: { type: 'boolean' }, port: { type: 'string' } },
+  async run({ values }, io) {
+    const webModule = '../web/server.js';
+    const web = (await import(webModule).catch(() => null)) as { startWeb?: any } | null;
+    const code = await runDemo({ env: io.env, out: io.out, keep: Boolean(values.keep), startWeb: web?.startWeb, webPort: values.port ? Number(values.port) : 0 });
+    return code === 0 ? EXIT.ok : EXIT.failure;
+  },
+};

@@ -1,0 +1,279 @@
+// `sunset demo`: a newcomer's first look. A simulated fleet (the test fleet's stand-in agents, a private
+// tmux server), windows compressed to seconds, the real pipeline narrated as it decides, then a summary.
+import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
+import { parseConfig, type Config } from './config.js';
+import { createLogger } from './log.js';
+import { startSunset, type Running } from './up.js';
+import { run } from './run.js';
+import { freePortNear, startPrivateRedis, type PrivateRedis } from './private-redis.js';
+import { listExits } from './ledger.js';
+import { Alarms } from './alarms.js';
+import { buildReport, formatBytes } from './report.js';
+import { REASONS, type Reason } from './verdict.js';
+import type { PipelineDeps } from './pipeline.js';
+
+type Fleet = import('../test/fleet/fleet.js').TestFleet;
+type Agent = import('../test/fleet/fleet.js').Agent;
+
+export interface DemoOptions {
+  env: NodeJS.ProcessEnv;
+  out: (s: string) => void;
+  keep: boolean;
+  maxMs?: number;
+  startWeb?: (deps: PipelineDeps) => Promise<{ close(): Promise<void>; url: string }>;
+  webPort?: number;
+}
+
+const H = 3_600_000;
+
+/** Redis: REDIS_URL, else 127.0.0.1:6379, else a private redis-server on a free port. */
+async function findRedis(env: NodeJS.ProcessEnv, out: (s: string) => void): Promise<{ url: string; own: PrivateRedis | null }> {
+  if (env.REDIS_URL) return { url: env.REDIS_URL, own: null };
+  const url = 'redis://127.0.0.1:6379';
+  if (await ping(url)) return { url, own: null };
+  out('No Redis at 127.0.0.1:6379 — starting a private redis-server for the demo…');
+  const own = await startPrivateRedis(await freePortNear(6390));
+  return { url: own.url, own };
+}
+
+async function ping(url: string): Promise<boolean> {
+  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 1000 });
+  c.on('error', () => undefined);
+  try {
+    await c.connect();
+    return (await c.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    c.disconnect();
+  }
+}
+
+export async function runDemo(o: DemoOptions): Promise<number> {
+  const out = o.out;
+  const tmux = await run(['tmux', '-V'], { timeoutMs: 5000 });
+  if (!tmux.ok) {
+    out('sunset demo needs tmux (for the interactive sessions): install it, e.g. `apt-get install tmux`.');
+    return 1;
+  }
+  const { TestFleet } = await import('../test/fleet/fleet.js');
+  const redis = await findRedis(o.env, out).catch((err: Error) => {
+    out(`sunset demo needs Redis: set REDIS_URL, run one on 127.0.0.1:6379, or install redis-server (${err.message}).`);
+    return null;
+  });
+  if (!redis) return 1;
+
+  const fleet = await TestFleet.create();
+  let running: Running | null = null;
+  try {
+    out(`\nsunset demo — a simulated fleet in ${fleet.root}\n`);
+    const cast = await buildFleet(fleet);
+    const config = demoConfig(fleet, redis.url, o.webPort);
+    const narrator = new Narrator(out, cast);
+    running = await startSunset(config, { log: createLogger('debug', narrator.stream()), roles: o.startWeb ? ['producers', 'workers', 'web'] : ['producers', 'workers'], startWeb: o.startWeb });
+    out(`Redis: ${redis.url}${redis.own ? ' (private, for this demo)' : ''}; queues ${running.deps.producers.exit.name} and friends.`);
+    if (running.web) out(`Bull Board: ${running.web.url}queues   fleet page: ${running.web.url}   decisions: ${running.web.url}decisions`);
+    out(`Windows compressed: grace 2s, ask → request 2s, between requests 2s, expire after 30m idle (transcripts here are 1h old).\n`);
+
+    // The busy session finishes its turn after a while: it is exited only once the evidence clears.
+    const clearBusy = setTimeout(() => {
+      out(`  ·    busy: finishes its turn (roster status idle, transcript goes quiet)`);
+      fleet.setStatus(cast.busy, 'idle');
+      fleet.ageTranscript(cast.busy, H);
+    }, 9000);
+
+    const done = () => {
+      const t = (id: string) => fleet.readTask(id);
+      const finished = ['demo-done', 'demo-abandoned', 'demo-parked', 'demo-busy', 'demo-inter'].every((id) => t(id).exitedAt);
+      return finished && Boolean(t('demo-stubborn').exitGaveUpAt) && !fleet.isAlive(cast.untasked);
+    };
+    const deadline = Date.now() + (o.maxMs ?? 110_000);
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    clearTimeout(clearBusy);
+    const finishedInTime = done();
+    await summary(out, running, fleet, cast, finishedInTime);
+    if (o.keep) {
+      out(`\n--keep: sunset is still running on the demo fleet. Ctrl-C to stop and clean up.`);
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', () => resolve());
+        process.once('SIGTERM', () => resolve());
+      });
+    }
+    return 0;
+  } finally {
+    if (running) {
+      const queues = Object.values(running.deps.producers).map((p) => p.queue);
+      await running.close();
+      // the demo's queues carry a demo-only host name: remove them from a shared Redis
+      const { Queue } = await import('bullmq');
+      for (const q of queues) {
+        const again = new Queue(q.name, { connection: (q as any).opts.connection, prefix: (q as any).opts.prefix });
+        await again.obliterate({ force: true }).catch(() => undefined);
+        await again.close();
+      }
+    }
+    await fleet.destroy();
+    await redis.own?.shutdown();
+  }
+}
+
+interface Cast {
+  finished: Agent[];
+  busy: Agent;
+  attached: Agent;
+  awaiting: Agent[];
+  active: Agent;
+  stubborn: Agent;
+  interactive: Agent;
+  untasked: Agent;
+  names: Map<string, string>;
+}
+
+async function buildFleet(fleet: Fleet): Promise<Cast> {
+  const names = new Map<string, string>();
+  const spawn = async (label: string, f: () => Promise<Agent>) => {
+    const a = await f();
+    names.set(a.id, label);
+    names.set(a.sessionId, label);
+    return a;
+  };
+  const bg = (label: string, mode: 'idle' | 'busy' | 'stubborn' = 'idle') => spawn(label, () => fleet.spawnBackground({ mode, transcriptAgeMs: H }));
+  const finished = [await bg('finished #1'), await bg('finished #2'), await bg('finished #3')];
+  const busy = await spawn('busy', () => fleet.spawnBackground({ mode: 'busy' }));
+  const attached = await bg('attached');
+  await fleet.attach(attached);
+  const awaiting = [await bg('awaiting-human #1'), await bg('awaiting-human #2')];
+  const active = await bg('active');
+  const stubborn = await bg('stubborn', 'stubborn');
+  const interactive = await spawn('interactive', () => fleet.spawnInteractive({ transcriptAgeMs: H }));
+  const untasked = await bg('untasked, idle 1h');
+  for (let i = 0; i < 3; i++) fleet.addRecord();
+
+  const states = ['done', 'abandoned', 'parked'];
+  finished.forEach((a, i) => fleet.writeTask({ id: `demo-${states[i]}`, state: 'active', sessionId: a.sessionId, title: `finished task ${i + 1}` }));
+  fleet.writeTask({ id: 'demo-busy', state: 'active', sessionId: busy.sessionId });
+  fleet.writeTask({ id: 'demo-attached', state: 'active', sessionId: attached.sessionId });
+  awaiting.forEach((a, i) => fleet.writeTask({ id: `demo-await-${i + 1}`, state: 'awaiting-human', sessionId: a.sessionId, stateChangedAt: new Date(Date.now() - (46 + 200 * i) * H).toISOString() }));
+  fleet.writeTask({ id: 'demo-active', state: 'active', sessionId: active.sessionId });
+  fleet.writeTask({ id: 'demo-stubborn', state: 'active', sessionId: stubborn.sessionId });
+  fleet.writeTask({ id: 'demo-inter', state: 'active', sessionId: interactive.sessionId });
+  // The Driver closes its tasks a moment after sunset starts: the watcher sees them turn terminal.
+  setTimeout(() => {
+    const close = (id: string, state: string) => fleet.writeTask({ ...fleet.readTask(id), id, state });
+    finished.forEach((_, i) => close(`demo-${states[i]}`, states[i]));
+    for (const id of ['demo-busy', 'demo-attached', 'demo-stubborn', 'demo-inter']) close(id, 'done');
+  }, 1500);
+  return { finished, busy, attached, awaiting, active, stubborn, interactive, untasked, names };
+}
+
+function demoConfig(fleet: Fleet, redisUrl: string, webPort = 0): Config {
+  return parseConfig(
+    fleet.config({
+      host: `demo-${Math.random().toString(36).slice(2, 8)}`,
+      redisUrl,
+      probeTimeout: '5s',
+      exitRate: { max: 2, per: '1s' },
+      web: { port: webPort },
+      windows: {
+        grace: '2s',
+        silence: '1s',
+        askWait: '2s',
+        retryWait: '2s',
+        exitConfirm: '3s',
+        recheck: '1s',
+        reconcileEvery: '3s',
+        expireEvery: '4s',
+        expireIdle: '30m',
+      },
+    }),
+    { env: {} },
+  );
+}
+
+/** Turns the pipeline's structured log into sentences a newcomer can follow. */
+class Narrator {
+  private start = Date.now();
+  private seen = new Set<string>();
+  constructor(
+    private readonly out: (s: string) => void,
+    private readonly cast: Cast,
+  ) {}
+  stream() {
+    return new Writable({
+      write: (chunk, _e, cb) => {
+        for (const line of String(chunk).split('\n')) {
+          if (!line.trim()) continue;
+          try {
+            this.say(JSON.parse(line));
+          } catch {
+            /* not ours */
+          }
+        }
+        cb();
+      },
+    });
+  }
+  private who(e: Record<string, any>) {
+    return this.cast.names.get(e.sessionId) ?? this.cast.names.get(e.id) ?? e.id ?? e.sessionId ?? '?';
+  }
+  private say(e: Record<string, any>) {
+    const t = `${((Date.now() - this.start) / 1000).toFixed(1).padStart(5)}s`;
+    const w = this.who(e);
+    const once = (key: string, text: string) => {
+      if (this.seen.has(key)) return;
+      this.seen.add(key);
+      this.out(`${t}  ${text}`);
+    };
+    switch (e.event) {
+      case 'task:released':
+        return once(`rel/${e.taskId}`, `task ${e.taskId} is finished → released its loop (never the session); grace window starts`);
+      case 'ask:deferred':
+        return once(`def/${e.taskId}/${e.why}`, `${w}: not yet — ${String(e.why).split(',').map((r) => REASONS[r as Reason] ?? r).join('; ')}`);
+      case 'chain:ended':
+        return once(`end/${e.taskId}`, `${w}: chain ends (${e.why})`);
+      case 'exit:asked':
+        return once(`ask/${e.taskId}`, `${w}: asked once to wrap up (a message in its inbox)`);
+      case 'exit:requested':
+        return once(`req/${e.taskId}/${e.n}`, `${w}: exit request ${e.n} of 3 (on the rate-limited exit queue)`);
+      case 'expire:requested':
+        return once(`exp/${e.sessionId}/${e.n}`, `${w}: untasked and idle past the expire window → exit request ${e.n} of 3`);
+      case 'exit:confirmed':
+        return once(`ok/${e.jobId}`, `${w}: left by its own exit path (${e.method}); conversation resumable`);
+      case 'exit:not-confirmed':
+        return once(`no/${e.jobId}`, `${w}: still running after the request — sunset waits, never forces`);
+      case 'exit:spared':
+        return once(`sp/${e.jobId}`, `${w}: re-checked just before acting and spared (${e.why})`);
+      case 'exit:gave-up':
+        return once(`gu/${e.taskId}`, `${w}: three requests ignored → gave up; a person decides now`);
+      case 'alarm:raised':
+        return once(`al/${e.key}`, `ALARM ${e.kind}: ${e.message}`);
+    }
+  }
+}
+
+async function summary(out: (s: string) => void, running: Running, fleet: Fleet, cast: Cast, finishedInTime: boolean) {
+  const deps = running.deps;
+  const exits = listExits(deps.config.stateDir);
+  const exited = exits.filter((x) => x.outcome === 'exited');
+  const freed = exited.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
+  const asked = fleet.list().filter((a) => fleet.inboxFiles(a).some((f) => f.startsWith('sunset-exit-ask-'))).length;
+  const snap = await deps.fleet(0);
+  const report = buildReport(snap);
+  out(`\n── summary ${finishedInTime ? '' : '(stopped at the time limit) '}──────────────────────────────────────`);
+  out(`asked: ${asked} sessions, once each`);
+  out(`exited by their own path: ${exited.length} (${exited.map((x) => cast.names.get(x.sessionId) ?? x.sessionId).join(', ')})`);
+  out(`memory given back: ${formatBytes(freed)}`);
+  out(`protected now:`);
+  for (const s of snap.sessions.filter((x) => x.verdict === 'protected')) {
+    out(`  ${(cast.names.get(s.sessionId) ?? s.id).padEnd(20)} ${s.reasons.map((r) => `${r} (${REASONS[r]})`).join('; ')}`);
+  }
+  out(`roster records without a pid (never acted on): ${snap.sessions.filter((x) => x.verdict === 'record').length} — 3 from the start, the rest are sessions that left`);
+  const alarms = new Alarms(deps.config).list();
+  out(`alarms: ${alarms.length}${alarms.map((a) => `\n  ${a.kind}: ${a.message}`).join('')}`);
+  const ah = report.awaitingHuman;
+  const held = ah.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
+  out(`lanes awaiting a human: ${ah.length}, holding ${formatBytes(held)} — reported for a person, never acted on`);
+  out(`signals received by any agent: ${fleet.signals().length}`);
+  out(`\nNext: \`npm test\`; \`sunset verdict --json\` on your own fleet; docs/ for the rest.`);
+}
