@@ -4,8 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     exclude: ['dist/**', 'node_modules/**'],
-    testTimeout: 30_000,
-    hookTimeout: 30_000,
+    testTimeout: 120_000,
+    hookTimeout: 60_000,
     // integration tests share one machine's tmux and /proc; files run in parallel, tests in a file serially
     fileParallelism: true,
   },

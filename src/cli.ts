@@ -3,18 +3,19 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { EXIT, UsageError, parse, isConfigError, type Command, type Io } from './cli/common.js';
-import { verdictCommand } from './cli/verdict.js';
-import { reportCommand } from './cli/report.js';
-import { upCommand } from './cli/up.js';
-import { exitCommand } from './cli/exit.js';
-import { alarmsCommand } from './cli/alarms.js';
-import { expireCommand } from './cli/expire.js';
-import { capCommand } from './cli/cap.js';
-import { admitCommand } from './cli/admit.js';
-import { reapCommand } from './cli/reap.js';
-import { demoCommand } from './cli/demo.js';
-
-export const COMMANDS: Command[] = [upCommand, verdictCommand, exitCommand, reportCommand, alarmsCommand, expireCommand, capCommand, admitCommand, reapCommand, demoCommand];
+/** Each verb's module is loaded only when it runs: `sunset verdict` never loads BullMQ. */
+export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Command> }> = [
+  { name: 'up', summary: 'run the supervisor: producers, workers and the web (or some of them)', load: async () => (await import('./cli/up.js')).upCommand },
+  { name: 'verdict', summary: 'may this session leave now? (read-only)', load: async () => (await import('./cli/verdict.js')).verdictCommand },
+  { name: 'exit', summary: "a person's exit request for one session, on the same rate-limited path", load: async () => (await import('./cli/exit.js')).exitCommand },
+  { name: 'report', summary: 'what the fleet holds: rows, tasks, memory by lane, lanes awaiting a human', load: async () => (await import('./cli/report.js')).reportCommand },
+  { name: 'alarms', summary: 'alarms raised for a person (session-will-not-exit, cap-reached)', load: async () => (await import('./cli/alarms.js')).alarmsCommand },
+  { name: 'expire', summary: 'run one expire scan now (untasked sessions idle past expireIdle)', load: async () => (await import('./cli/expire.js')).expireCommand },
+  { name: 'cap', summary: 'live sessions against the ceiling, and who is on the way out', load: async () => (await import('./cli/cap.js')).capCommand },
+  { name: 'admit', summary: 'start a command only under the ceiling (-- command…)', load: async () => (await import('./cli/admit.js')).admitCommand },
+  { name: 'reap', summary: 'remove tmux sessions whose every pane has long been dead', load: async () => (await import('./cli/reap.js')).reapCommand },
+  { name: 'demo', summary: 'watch sunset work on a simulated fleet (ends by itself in about a minute)', load: async () => (await import('./cli/demo.js')).demoCommand },
+];
 
 function help(): string {
   return `sunset — lets finished agent sessions leave by their own exit path, never by a signal
@@ -33,12 +34,13 @@ export async function main(argv: string[], io: Io): Promise<number> {
     io.out(help());
     return verb ? EXIT.ok : EXIT.usage;
   }
-  const cmd = COMMANDS.find((c) => c.name === verb);
-  if (!cmd) {
+  const entry = COMMANDS.find((c) => c.name === verb);
+  if (!entry) {
     io.err(`sunset: unknown command "${verb}"\n\n${help()}`);
     return EXIT.usage;
   }
   try {
+    const cmd = await entry.load();
     const args = parse(cmd, rest);
     if (args.values.help) {
       io.out(cmd.usage);

@@ -33,6 +33,7 @@ export async function ownRedis(): Promise<OwnRedis> {
   const url = `redis://127.0.0.1:${port}`;
   const cmd = async (...args: string[]) => {
     const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+    c.on('error', () => undefined); // refused while the server starts: expected
     try {
       await c.connect();
       return await c.call(args[0], ...args.slice(1));
