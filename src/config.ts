@@ -32,6 +32,8 @@ const windowsSchema = z.strictObject({
   recheck: duration.default(5 * 60_000),
   reapAfter: duration.default(10 * 60_000),
   admitLease: duration.default(60_000),
+  /** How often the producers take a fleet census into stateDir/samples.jsonl (src/sampler.ts); 0 = never. */
+  sampleEvery: duration.default(5 * 60_000),
 });
 
 const fleetSchema = z.strictObject({
@@ -50,12 +52,20 @@ const fleetSchema = z.strictObject({
 export const configSchema = z.strictObject({
   host: z.string().regex(/^[A-Za-z0-9._-]+$/, 'takes a host name of letters, digits, ".", "_" and "-"').default(() => safeHost()),
   redisUrl: z.string().min(1).default('redis://127.0.0.1:6379'),
+  /** A Redis Cluster's seed nodes (`host:port` or `redis://[user:pass@]host:port`); when set, redisUrl is not used. null = one server. */
+  redisCluster: z
+    .array(z.string().regex(/^(rediss?:\/\/([^@/]*@)?)?(\[[0-9A-Fa-f:.]+\]|[^\s/:@[\]]+):\d{1,5}\/?$/, 'takes node addresses such as "127.0.0.1:7000" or "redis://10.0.0.5:7000"'))
+    .min(1, 'takes at least one node address, or null for one server (redisUrl)')
+    .nullable()
+    .default(null),
   stateDir: path.default('~/.local/state/sunset'),
   fleet: fleetSchema.default(() => fleetSchema.parse({})),
   windows: windowsSchema.default(() => windowsSchema.parse({})),
   probeTimeout: duration.default(15_000),
   maxExitRequests: z.number().int().min(1).max(3).default(3),
   cap: z.number().int().min(1).default(35),
+  /** MemAvailable below this many MB is memory pressure: eligible exits go largest RSS first. null = never. */
+  memoryFloorMB: z.number().int().min(0).nullable().default(2048),
   exitRate: z
     .strictObject({ max: z.number().int().min(1).default(1), per: duration.default(10_000) })
     .default(() => ({ max: 1, per: 10_000 })),
@@ -66,6 +76,10 @@ export const configSchema = z.strictObject({
       token: z.string().min(16, 'takes a token of at least 16 characters').nullable().default(null),
     })
     .default(() => ({ host: '127.0.0.1', port: 3000, token: null })),
+  /** Claude Code hook events as evidence (src/hooks.ts): where `hook-event` keeps them (null = <stateDir>/hooks), how long one counts. */
+  hooks: z
+    .strictObject({ dir: path.nullable().default(null), freshFor: duration.default(15 * 60_000) })
+    .default(() => ({ dir: null, freshFor: 15 * 60_000 })),
   alarms: z
     .strictObject({ webhook: z.string().url().nullable().default(null), command: argv.nullable().default(null) })
     .default(() => ({ webhook: null, command: null })),
@@ -111,6 +125,7 @@ export function parseConfig(input: unknown, opts: { cwd?: string; env?: NodeJS.P
   c.fleet.inboxDir = expandHome(c.fleet.inboxDir, cwd);
   c.fleet.projectsDir = expandHome(c.fleet.projectsDir, cwd);
   if (c.fleet.tmuxSocket?.startsWith('~')) c.fleet.tmuxSocket = expandHome(c.fleet.tmuxSocket, cwd);
+  c.hooks.dir = c.hooks.dir === null ? resolve(c.stateDir, 'hooks') : expandHome(c.hooks.dir, cwd);
   return c;
 }
 

@@ -1,7 +1,7 @@
 // A person's exit request (CLI `sunset exit`, web POST /api/exit/:id): judged on fresh evidence, refused
 // when protected unless overridden (an audited decision), then enqueued on the same rate-limited path.
 import type { PipelineDeps } from './pipeline.js';
-import { evidenceOf } from './pipeline.js';
+import { evidenceOf, exitPriorityNow } from './pipeline.js';
 import type { SessionView } from './fleet.js';
 import { personExitId } from '../queues/session-exit.js';
 
@@ -26,7 +26,7 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   const at = deps.now();
   const jobId = personExitId(view.sessionId, at);
   deps.audit({ event: 'exit:person-request', sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) });
-  await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() });
+  await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes) });
   deps.log.info({ event: 'exit:person-request', id: view.id, by: o.by, override: o.override }, `exit of ${view.id} requested by ${o.by}`);
   return { status: 'accepted', jobId, view };
 }

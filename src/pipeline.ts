@@ -7,7 +7,8 @@ import { fileAudit, type Audit } from './audit.js';
 import { Alarms } from './alarms.js';
 import { fleetCache, type FleetSource } from './fleet-cache.js';
 import { expireFactsReader } from './expire-state.js';
-import { redisOptions } from './redis.js';
+import { redisLink, type RedisLink } from './redis.js';
+import { exitPriority, underPressure } from './meminfo.js';
 import type { FleetSnapshot, SessionView } from './fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from './tasks.js';
 import { planTask, type ChainPlan } from './chain.js';
@@ -33,8 +34,17 @@ export function createProducers(config: Config, connection: ConnectionOptions) {
 }
 export type Producers = ReturnType<typeof createProducers>;
 
+/** The Redis link producers made by createDeps were built on: closeProducers closes it after their queues. */
+const links = new WeakMap<Producers, RedisLink>();
+
+/** The link a process's Workers share with its producers (in cluster mode, the one Cluster instance). */
+export function redisLinkOf(p: Producers): RedisLink | undefined {
+  return links.get(p);
+}
+
 export async function closeProducers(p: Producers) {
   await Promise.all(Object.values(p).map((q) => q.close()));
+  await links.get(p)?.close(); // last: a Cluster instance is shared by every queue (and duplicated by workers)
 }
 
 /** Remembers what sunset itself wrote, so the watcher can ignore the events its own writes cause. */
@@ -64,7 +74,9 @@ export interface PipelineDeps {
 
 /** Everything a worker or a one-shot command needs, on its own Redis connection. */
 export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?: () => number; dryRun?: boolean }): PipelineDeps {
-  const producers = createProducers(config, redisOptions(config.redisUrl));
+  const link = redisLink(config);
+  const producers = createProducers(config, link.connection());
+  links.set(producers, link);
   return {
     config,
     policy: pipelinePolicy(config),
@@ -98,14 +110,21 @@ export async function loadTask(deps: PipelineDeps, taskId: string): Promise<Task
 }
 
 /** Enqueue a task's next step(s), derived from its latched fields. Idempotent. */
-export async function advance(deps: PipelineDeps, task: Task): Promise<ChainPlan> {
+export async function advance(deps: PipelineDeps, task: Task, o: { rssBytes?: number | null } = {}): Promise<ChainPlan> {
   const plan = planTask(task, (id) => readExit(deps.config.stateDir, id), deps.policy, deps.now());
   if (deps.dryRun) return plan;
   for (const s of plan.steps) {
     const p = s.queue === 'task-terminal' ? deps.producers.terminal : s.queue === 'exit-ask' ? deps.producers.ask : s.queue === 'exit-retry' ? deps.producers.retry : deps.producers.exit;
-    await p.add(s.id, s.data as any, { delay: s.delay });
+    const priority = s.queue === 'session-exit' ? exitPriorityNow(deps, o.rssBytes) : undefined;
+    await p.add(s.id, s.data as any, { delay: s.delay, priority });
   }
   return plan;
+}
+
+/** Under memory pressure, exit jobs carry a priority so the largest RSS leaves first. */
+export function exitPriorityNow(deps: PipelineDeps, rssBytes: number | null | undefined): number | undefined {
+  const floor = deps.config.memoryFloorMB === null ? null : deps.config.memoryFloorMB * 1024 * 1024;
+  return exitPriority(rssBytes, underPressure(floor));
 }
 
 /** The session a task names, from a snapshot: the live row first, then any row. */

@@ -21,7 +21,15 @@ export interface Report {
   roster: { ok: boolean; error?: string; rows: number; live: number; records: number; gone: number };
   verdicts: Record<string, number>;
   tasks: { total: number; invalid: number; byState: Record<string, number> };
-  memory: { totalBytes: number; byLane: Record<Lane, { sessions: number; bytes: number; share: number }> };
+  memory: {
+    totalBytes: number;
+    byLane: Record<Lane, { sessions: number; bytes: number; share: number }>;
+    /** What the sessions eligible right now would give back by leaving. */
+    eligible: { sessions: number; bytes: number };
+    /** MemAvailable, and whether it is under the configured floor (then exits go largest first). */
+    availableBytes: number | null;
+    pressure: boolean;
+  };
   awaitingHuman: AwaitingLane[];
   problems: string[];
 }
@@ -43,7 +51,7 @@ export function waitingSince(t: Task): { at: string | null; from: AwaitingLane['
   return { at: new Date(t.mtimeMs).toISOString(), from: 'file mtime' };
 }
 
-export function buildReport(f: FleetSnapshot): Report {
+export function buildReport(f: FleetSnapshot, mem: { availableBytes: number | null; pressure: boolean } = { availableBytes: null, pressure: false }): Report {
   const live = f.sessions.filter((s) => s.live === true);
   const verdicts: Record<string, number> = {};
   for (const s of f.sessions) verdicts[s.verdict] = (verdicts[s.verdict] ?? 0) + 1;
@@ -59,6 +67,8 @@ export function buildReport(f: FleetSnapshot): Report {
     total += s.rssBytes ?? 0;
   }
   for (const l of LANES) byLane[l].share = total ? byLane[l].bytes / total : 0;
+  const eligible = live.filter((s) => s.verdict === 'eligible');
+  const eligibleBytes = eligible.reduce((a, s) => a + (s.rssBytes ?? 0), 0);
 
   const liveBySession = new Map<string, SessionView>();
   for (const s of live) {
@@ -95,7 +105,7 @@ export function buildReport(f: FleetSnapshot): Report {
     },
     verdicts,
     tasks: { total: f.tasks.length, invalid: f.invalidTasks.length, byState },
-    memory: { totalBytes: total, byLane },
+    memory: { totalBytes: total, byLane, eligible: { sessions: eligible.length, bytes: eligibleBytes }, ...mem },
     awaitingHuman,
     problems: f.problems,
   };

@@ -82,13 +82,24 @@ export interface LatchPatch {
   exitGaveUpAt?: string;
 }
 
-/** The task file is invalid, or has gone: it was not written. */
+/** The task file is invalid, or has gone: it was not written (and retrying will not help until someone fixes it). */
 export class TaskInvalidError extends Error {
   override name = 'TaskInvalidError';
   constructor(
     message: string,
-    readonly file: string,
+    readonly file: string = '',
     readonly invalid?: InvalidTask,
+  ) {
+    super(message);
+  }
+}
+
+/** The task file was held by another writer's lock, or kept changing, for too long: nothing was written; try again later. */
+export class TaskBusyError extends Error {
+  override name = 'TaskBusyError';
+  constructor(
+    message: string,
+    readonly file: string = '',
   ) {
     super(message);
   }
@@ -123,6 +134,26 @@ export const taskFileSchema = z.looseObject({
   exitRequests: z.number().int().min(0).max(EXIT_REQUESTS_CEILING).nullish(),
 });
 export type TaskFile = z.output<typeof taskFileSchema>;
+
+const TIME_FIELDS = ['releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt', 'exitGaveUpAt'] as const;
+
+/** Exactly taskFileSchema's verdict, by hand, for the common case (a test holds the two together). */
+export function matchesTaskSchema(o: Record<string, unknown>): boolean {
+  if (typeof o.id !== 'string' || typeof o.state !== 'string') return false;
+  for (const k of SESSION_ID_FIELDS) {
+    const v = o[k];
+    if (v !== undefined && v !== null && typeof v !== 'string') return false;
+  }
+  const w = o.watcher;
+  if (w !== undefined && w !== null && typeof w !== 'string' && !(typeof w === 'number' && Number.isFinite(w))) return false;
+  for (const k of TIME_FIELDS) {
+    const v = o[k];
+    if (v !== undefined && v !== null && !isIsoTime(v)) return false;
+  }
+  const n = o.exitRequests;
+  if (n !== undefined && n !== null && !(typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= EXIT_REQUESTS_CEILING)) return false;
+  return true;
+}
 
 const TIME_RULE = 'must be an ISO-8601 date-time string such as "2026-09-02T10:00:00Z"';
 const FIELD_RULES: Record<string, string> = {
@@ -220,7 +251,9 @@ function judge(file: string, bytes: FileBytes): Judged {
     return invalid(`not a JSON object (it is ${what})`, true, collectSessionIds(data), null);
   }
   const raw = data as Record<string, unknown>;
-  const r = taskFileSchema.safeParse(raw);
+  // the hand check is the hot path (zod costs several times more, and far more while it warms
+  // up in a fresh process); zod still decides every file the hand check doubts, and words the problem
+  const r = matchesTaskSchema(raw) ? ({ success: true, data: raw as TaskFile } as const) : taskFileSchema.safeParse(raw);
   if (!r.success) {
     const keys = [...new Set(r.error.issues.map((i) => String(i.path[0] ?? '')))];
     const problem = keys
@@ -249,7 +282,7 @@ function judge(file: string, bytes: FileBytes): Judged {
     mtimeMs: bytes.mtimeMs,
     raw,
   };
-  for (const k of ['releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt', 'exitGaveUpAt'] as const) {
+  for (const k of TIME_FIELDS) {
     const v = d[k];
     if (typeof v === 'string') task[k] = v;
   }
@@ -311,7 +344,7 @@ function unreadable(file: string, e: unknown): Judged {
     invalid: {
       file,
       name: basename(file),
-      problem: `unreadable: ${errCode(e) ?? ''} ${(e as Error)?.message ?? String(e)}`.replace('  ', ' '),
+      problem: `unreadable: ${(e as Error)?.message ?? String(e)}`,
       parsed: false,
       sessionIds: [],
       text: null,
@@ -429,8 +462,8 @@ export interface LatchOptions {
 }
 
 const MAX_TRIES = 20;
-/** After this many lost races, fsync the new file after the rename instead of before, so a writer rewriting the file faster than an fsync cannot starve the latch. */
-const SLOW_PATH_TRIES = 3;
+/** The first tries fsync the new file before the rename; later ones after it, so a writer that rewrites the file faster than an fsync takes cannot starve the latch. */
+const DURABLE_FIRST_TRIES = 3;
 /** A lock file older than this was left by a writer that died holding it. */
 export const LOCK_STALE_MS = 10_000;
 
@@ -449,6 +482,7 @@ const inFlight = new Map<string, Promise<unknown>>();
  * race it; against any other writer it renames only if the file still holds exactly the bytes
  * the edit was computed from, and otherwise re-reads, re-merges and tries again.
  * @throws TaskInvalidError when the file is invalid or has gone: nothing is written.
+ * @throws TaskBusyError when another writer held the lock, or kept changing the file, for too long.
  */
 export async function latchTask(
   dir: string,
@@ -525,7 +559,7 @@ async function latchOnce(
       const newBuf = Buffer.from(newText, 'utf8');
       assertSameApartFrom(task.raw, judge(file, { ...bytes, buf: newBuf, size: newBuf.length }), applied);
 
-      const durableFirst = attempt <= SLOW_PATH_TRIES;
+      const durableFirst = attempt <= DURABLE_FIRST_TRIES;
       const tmp = join(dirname(target), tempName(id));
       let fd: number | null = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
       let renamed = false;
@@ -568,7 +602,7 @@ async function latchOnce(
   } finally {
     release();
   }
-  throw new Error(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`);
+  throw new TaskBusyError(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`, file);
 }
 
 /** Takes the lock file, waiting for another holder; a lock older than LOCK_STALE_MS is broken. Returns its release. */
@@ -602,7 +636,7 @@ async function acquireLock(lockPath: string, waitMs: number): Promise<() => void
       if (again && again.ino === st.ino) fs.rmSync(lockPath, { force: true });
       continue;
     }
-    if (Date.now() > deadline) throw new Error(`task file is locked by another writer: ${lockPath} was held for over ${waitMs} ms`);
+    if (Date.now() > deadline) throw new TaskBusyError(`task file is locked by another writer: ${lockPath} was held for over ${waitMs} ms`, lockPath);
     await sleep(0.2 + Math.random() * 1.5);
   }
 }

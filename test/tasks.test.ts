@@ -8,11 +8,14 @@ import {
   isTerminal,
   latchTask,
   lockFileFor,
+  matchesTaskSchema,
   MAX_TASK_BYTES,
   mergeLatched,
   readTask,
   readTasks,
+  TaskBusyError,
   TaskInvalidError,
+  taskFileSchema,
   TERMINAL_STATES,
   validateTaskId,
   type LatchPatch,
@@ -200,6 +203,56 @@ describe('invalid task files', () => {
   });
 });
 
+describe('schema', () => {
+  it('property: the hand check used on the hot path agrees with the zod schema', () => {
+    const anyValue = fc.oneof(
+      fc.constantFrom('2026-09-02T10:00:00Z', '2026-09-02T10:00:00.123+02:00', '2026-09-02', '2026-02-30T00:00:00Z', 'yesterday', '', '3'),
+      fc.string({ maxLength: 4 }),
+      fc.integer({ min: -2, max: 5 }),
+      fc.constantFrom(1.5, -0, 1e21, 2 ** 53),
+      fc.constant(null),
+      fc.boolean(),
+      fc.array(fc.string(), { maxLength: 2 }),
+      fc.dictionary(fc.string({ maxLength: 2 }), fc.integer(), { maxKeys: 2 }),
+    );
+    const iso = fc.constantFrom('2026-09-02T10:00:00Z', '2026-09-02T10:00:00.123+02:00', '2026-09-02');
+    // a valid task file (every known field optional, with a fitting value) ...
+    const valid = fc.record(
+      {
+        id: fc.string({ maxLength: 3 }),
+        state: fc.constantFrom('done', 'active'),
+        sessionId: fc.option(fc.string({ maxLength: 3 })),
+        driverSessionId: fc.option(fc.string({ maxLength: 3 })),
+        operatorSessionId: fc.option(fc.string({ maxLength: 3 })),
+        watcher: fc.option(fc.oneof(fc.string({ maxLength: 3 }), fc.integer())),
+        releasedAt: fc.option(iso),
+        exitAskedAt: fc.option(iso),
+        exitRequestedAt: fc.option(iso),
+        exitedAt: fc.option(iso),
+        exitGaveUpAt: fc.option(iso),
+        exitRequests: fc.option(fc.integer({ min: 0, max: 3 })),
+        other: anyValue,
+      },
+      { requiredKeys: ['id', 'state'] },
+    );
+    // ... with one field (sometimes) replaced by anything, or removed
+    const fields = ['id', 'state', 'sessionId', 'driverSessionId', 'operatorSessionId', 'watcher', 'releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt', 'exitGaveUpAt', 'exitRequests'];
+    const perturbed = fc.tuple(valid, fc.constantFrom(...fields), fc.option(anyValue, { nil: undefined }), fc.boolean()).map(([o, k, v, keep]) => {
+      const out: Record<string, unknown> = { ...o };
+      if (keep) return out;
+      if (v === undefined) delete out[k];
+      else out[k] = v;
+      return out;
+    });
+    fc.assert(
+      fc.property(perturbed, (o) => {
+        expect(matchesTaskSchema(o)).toBe(taskFileSchema.safeParse(o).success);
+      }),
+      { numRuns: 3000 },
+    );
+  });
+});
+
 describe('readTask', () => {
   it('tells a task, an invalid file and a missing one apart', async () => {
     putTask({ id: 'ok', state: 'done', sessionId: 's' });
@@ -309,23 +362,24 @@ describe('latchTask', () => {
   it('compare-and-swap: a writer that lands mid-latch is re-read and merged, never clobbered', async () => {
     const file = putTask({ id: 'cas', state: 'done', counter: 0, exitRequests: 1, exitRequestedAt: at(1) });
     let landed = 0;
-    // a foreign writer (no lock) replaces the file between our read and our rename, twice
+    // a foreign writer (no lock) replaces the file between our read and our rename, four times
+    // (so the fifth try, which fsyncs after its rename, is the one that writes)
     const foreign = (): void => {
-      if (landed >= 2) return;
+      if (landed >= 4) return;
       landed++;
       const obj = JSON.parse(fs.readFileSync(file, 'utf8'));
       obj.counter++;
       obj[`added${landed}`] = 'x';
-      if (landed === 2) Object.assign(obj, { exitRequests: 3, exitRequestedAt: at(7), releasedAt: at(8) });
+      if (landed === 4) Object.assign(obj, { exitRequests: 3, exitRequestedAt: at(7), releasedAt: at(8) });
       fs.writeFileSync(`${file}.foreign`, JSON.stringify(obj));
       fs.renameSync(`${file}.foreign`, file);
     };
     const r = await latchTask(dir, 'cas', { exitRequests: 2, exitRequestedAt: at(2), releasedAt: at(2), exitAskedAt: at(2) }, { beforeSwap: foreign });
-    expect(landed).toBe(2);
-    // the second foreign write raised exitRequests past the patch and set releasedAt: only exitAskedAt is still news
+    expect(landed).toBe(4);
+    // the last foreign write raised exitRequests past the patch and set releasedAt: only exitAskedAt is still news
     expect(r.applied).toEqual({ exitAskedAt: at(2) });
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
-      id: 'cas', state: 'done', counter: 2, added1: 'x', added2: 'x', exitRequests: 3, exitRequestedAt: at(7), releasedAt: at(8), exitAskedAt: at(2),
+      id: 'cas', state: 'done', counter: 4, added1: 'x', added2: 'x', added3: 'x', added4: 'x', exitRequests: 3, exitRequestedAt: at(7), releasedAt: at(8), exitAskedAt: at(2),
     });
     expect(leftovers()).toEqual([]);
   });
@@ -340,11 +394,23 @@ describe('latchTask', () => {
     expect(leftovers()).toEqual([]);
   });
 
+  it('compare-and-swap: a file that changes under every attempt ends in TaskBusyError, the other writer’s text intact', async () => {
+    const file = putTask({ id: 'busy', state: 'done', n: 0 });
+    let n = 0;
+    const foreign = (): void => fs.writeFileSync(file, JSON.stringify({ id: 'busy', state: 'done', n: ++n }));
+    await expect(latchTask(dir, 'busy', { releasedAt: at(1) }, { beforeSwap: foreign })).rejects.toBeInstanceOf(TaskBusyError);
+    expect(n).toBe(20);
+    expect(fs.readFileSync(file, 'utf8')).toBe(JSON.stringify({ id: 'busy', state: 'done', n: 20 }));
+    expect(leftovers()).toEqual([]);
+  });
+
   it('waits for a held lock, gives up on a fresh one, and breaks a stale one', async () => {
     const file = putTask({ id: 'k', state: 'done' });
     const lock = lockFileFor(dir, 'k');
     fs.writeFileSync(lock, 'held by someone else');
-    await expect(latchTask(dir, 'k', { releasedAt: at(1) }, { lockWaitMs: 50 })).rejects.toThrow(/locked by another writer/);
+    const busy = latchTask(dir, 'k', { releasedAt: at(1) }, { lockWaitMs: 50 });
+    await expect(busy).rejects.toBeInstanceOf(TaskBusyError);
+    await expect(busy).rejects.toThrow(/locked by another writer/);
     expect(fs.readFileSync(lock, 'utf8')).toBe('held by someone else');
 
     const pending = latchTask(dir, 'k', { releasedAt: at(1) });

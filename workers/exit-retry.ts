@@ -70,7 +70,7 @@ export function createRetryProcessor(deps: PipelineDeps) {
     const res = await latch(deps, taskId, { exitRequests: n, exitRequestedAt: at });
     deps.audit({ event: 'request', ...log, id: j.view.id, ...evidenceOf(j.view) });
     deps.log.info({ event: 'exit:requested', ...log, id: j.view.id }, `exit request ${n}/${max} for session ${j.view.id}`);
-    await advance(deps, res.task); // enqueues exit job n and the next retry
+    await advance(deps, res.task, { rssBytes: j.view.rssBytes }); // enqueues exit job n (largest first under memory pressure) and the next retry
     return { requested: n };
   };
 }

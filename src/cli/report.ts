@@ -1,6 +1,7 @@
 import { gatherFleet } from '../fleet.js';
 import { buildReport, formatBytes, LANES, type Report } from '../report.js';
 import { formatDuration } from '../duration.js';
+import { memAvailable, underPressure } from '../meminfo.js';
 import { EXIT, config, type Command } from './common.js';
 
 export const reportCommand: Command = {
@@ -17,7 +18,8 @@ Exit codes: 0 = printed, 1 = the roster probe failed, 2 = bad usage or config.`,
   async run({ values }, io) {
     const cfg = config(values, io);
     const snap = await gatherFleet(cfg);
-    const r = buildReport(snap);
+    const available = memAvailable();
+    const r = buildReport(snap, { availableBytes: available, pressure: underPressure(cfg.memoryFloorMB === null ? null : cfg.memoryFloorMB * 1024 * 1024, available) });
     if (values.json) io.out(JSON.stringify(r, null, 2));
     else io.out(formatReport(r));
     for (const p of snap.problems) io.err(`sunset: ${p}`);
@@ -36,6 +38,8 @@ export function formatReport(r: Report): string {
     const m = r.memory.byLane[l];
     out.push(`  ${l.padEnd(15)} ${String(m.sessions).padStart(4)} sessions ${formatBytes(m.bytes).padStart(9)}  ${(m.share * 100).toFixed(0).padStart(3)} %`);
   }
+  const e = r.memory.eligible;
+  out.push(`eligible to leave now: ${e.sessions} sessions, would give back ${formatBytes(e.bytes)}; MemAvailable ${formatBytes(r.memory.availableBytes)}${r.memory.pressure ? ' — UNDER the floor: exits go largest first' : ''}`);
   const ah = r.awaitingHuman;
   const held = ah.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
   out.push(`lanes awaiting a human: ${ah.length}${ah.length ? `, holding ${formatBytes(held)}${r.memory.totalBytes ? ` (${((held / r.memory.totalBytes) * 100).toFixed(0)} % of the fleet)` : ''} — a person's decision; sunset does not act on them` : ''}`);

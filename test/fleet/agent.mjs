@@ -45,6 +45,7 @@ function parseArgs(argv) {
       case '--cwd': o.cwd = next(); break;
       case '--started-at': o.startedAt = next(); break;
       case '--bg-on-exit': o.bgOnExit = true; break;
+      case '--ballast-mb': o.ballastMB = Number(next()); break;
       default: fail(`unknown argument ${a}`);
     }
   }
@@ -61,6 +62,14 @@ function fail(msg) {
 }
 
 const opts = parseArgs(process.argv.slice(2));
+// resident memory on purpose (memory-pressure tests): a buffer with every page touched
+const ballast = [];
+for (let i = 0; i < (opts.ballastMB || 0); i++) {
+  const chunk = Buffer.allocUnsafeSlow(1024 * 1024);
+  for (let j = 0; j < chunk.length; j += 4096) chunk[j] = (i + j) & 0xff;
+  ballast.push(chunk);
+}
+globalThis.sunsetBallast = ballast; // reachable for the process's life, or GC would hand it back
 const REG = opts.registry;
 const pid = process.pid;
 const p = (...parts) => join(REG, ...parts);

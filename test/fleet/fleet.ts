@@ -66,6 +66,8 @@ export interface SpawnOptions {
   /** Extra fields shown on the roster row (e.g. { attached: true }); see setRowField. */
   extra?: Record<string, unknown>;
   cwd?: string;
+  /** Hold this many MB resident (memory-pressure tests). */
+  ballastMB?: number;
 }
 
 export interface InteractiveOptions extends SpawnOptions {
@@ -334,6 +336,7 @@ export class TestFleet {
     ];
     if (!o.noTranscript) args.push('--transcript', a.transcriptPath);
     if (o.bgOnExit) args.push('--bg-on-exit');
+    if (o.ballastMB) args.push('--ballast-mb', String(o.ballastMB));
     return args;
   }
 
