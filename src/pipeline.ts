@@ -112,7 +112,7 @@ export async function loadTask(deps: PipelineDeps, taskId: string): Promise<Task
 /** Enqueue a task's next step(s), derived from its latched fields. Idempotent. */
 export async function advance(deps: PipelineDeps, task: Task, o: { rssBytes?: number | null } = {}): Promise<ChainPlan> {
   const plan = planTask(task, (id) => readExit(deps.config.stateDir, id), deps.policy, deps.now());
-  if (deps.dryRun) return plan;
+  // in a dry run the schedule still runs (that is not acting): each worker decides, logs, and writes nothing
   for (const s of plan.steps) {
     const p = s.queue === 'task-terminal' ? deps.producers.terminal : s.queue === 'exit-ask' ? deps.producers.ask : s.queue === 'exit-retry' ? deps.producers.retry : deps.producers.exit;
     const priority = s.queue === 'session-exit' ? exitPriorityNow(deps, o.rssBytes) : undefined;

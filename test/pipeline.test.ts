@@ -140,4 +140,21 @@ describe('the exit pipeline', () => {
     const audit = readFileSync(join(sunset.config.stateDir, 'audit.jsonl'), 'utf8');
     expect(audit).toMatch(/"event":"exit:person-request".*"by":"tester".*"why":"box is out of memory".*"override":true/);
   });
+
+  it('--dry-run decides and logs, but never releases, asks, requests or exits', async () => {
+    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
+    const b = await fleet.spawnBackground({ transcriptAgeMs: H });
+    fleet.writeTask({ id: 'fresh', state: 'done', sessionId: a.sessionId });
+    const released = { id: 'rel', state: 'done', sessionId: b.sessionId, releasedAt: new Date(Date.now() - H).toISOString() };
+    fleet.writeTask(released);
+    sunset = await startTestSunset(testConfig(fleet), { dryRun: true });
+    await until('both decided', () => ['release:dry-run', 'ask:dry-run'].every((ev) => sunset!.events.some((e) => e.event === ev)));
+    await sunset.reconcile();
+    expect(task('fresh')).toEqual({ id: 'fresh', state: 'done', sessionId: a.sessionId });
+    expect(task('rel')).toEqual(released);
+    expect(fleet.inboxFiles(a)).toEqual([]);
+    expect(fleet.inboxFiles(b)).toEqual([]);
+    expect(fleet.isAlive(a) && fleet.isAlive(b)).toBe(true);
+    expect(sunset.exitCalls).toEqual([]);
+  });
 });
