@@ -14,6 +14,11 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'cap', summary: 'live sessions against the ceiling, and who is on the way out', load: async () => (await import('./cli/cap.js')).capCommand },
   { name: 'admit', summary: 'start a command only under the ceiling (-- command…)', load: async () => (await import('./cli/admit.js')).admitCommand },
   { name: 'reap', summary: 'remove tmux sessions whose every pane has long been dead', load: async () => (await import('./cli/reap.js')).reapCommand },
+  { name: 'hooks', summary: "install or remove sunset's Claude Code hooks (evidence for the verdict)", load: async () => (await import('./cli/hooks.js')).hooksCommand },
+  { name: 'hook-event', summary: 'record one Claude Code hook event from stdin (what the installed hooks run)', load: async () => (await import('./cli/hook-event.js')).hookEventCommand },
+  { name: 'samples', summary: 'what the fleet sampler recorded: live sessions, memory by lane, 48 h idleness', load: async () => (await import('./cli/samples.js')).samplesCommand },
+  { name: 'exited', summary: 'the resume ledger: sessions sunset exited or gave up on', load: async () => (await import('./cli/exited.js')).exitedCommand },
+  { name: 'resume', summary: 'bring back a conversation sunset exited (through the cap)', load: async () => (await import('./cli/resume.js')).resumeCommand },
   { name: 'demo', summary: 'watch sunset work on a simulated fleet (ends by itself in about a minute)', load: async () => (await import('./cli/demo.js')).demoCommand },
 ];
 
@@ -48,7 +53,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     return await cmd.run(args, io);
   } catch (err: any) {
-    if (err instanceof UsageError || isConfigError(err)) {
+    // usage, config and web-config errors carry exitCode 2: bad input, said plainly
+    if (err instanceof UsageError || isConfigError(err) || err?.exitCode === EXIT.usage) {
       io.err(`sunset ${verb}: ${err.message}`);
       return EXIT.usage;
     }

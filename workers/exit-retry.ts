@@ -54,8 +54,8 @@ export function createRetryProcessor(deps: PipelineDeps) {
     }
     const at = new Date(now).toISOString();
     if (n > max) {
-      const res = await latch(deps, taskId, { exitGaveUpAt: at });
-      deps.audit({ event: 'give-up', ...log, id: j.view.id, ...evidenceOf(j.view) });
+      // the alarm first (raised once per task, ever), then the latch: a crash in between replays this job,
+      // which finds the alarm raised and latches; the other order lost the alarm for good (the latch ends the chain)
       await deps.alarms.raise('session-will-not-exit', `task/${taskId}`, {
         taskId,
         sessionId: task.sessionId,
@@ -64,6 +64,8 @@ export function createRetryProcessor(deps: PipelineDeps) {
         rssBytes: j.view.rssBytes,
         message: `session ${j.view.id} (task ${taskId}) was asked once and requested to exit ${max} times and is still running; a person decides now`,
       });
+      const res = await latch(deps, taskId, { exitGaveUpAt: at });
+      deps.audit({ event: 'give-up', ...log, id: j.view.id, ...evidenceOf(j.view) });
       deps.log.warn({ event: 'exit:gave-up', ...log, id: j.view.id }, `gave up on session ${j.view.id} after ${max} requests`);
       return { gaveUp: Boolean(res.task.exitGaveUpAt) };
     }

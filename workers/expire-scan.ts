@@ -1,7 +1,9 @@
-// expire-scan: one scan per scheduler tick (every windows.expireEvery, once per host).
+// expire-scan: one scan per scheduler tick (every windows.expireEvery, once per host), then one reap pass
+// (tmux sessions whose every pane has been dead for windows.reapAfter; DESIGN §6).
 import type { Job } from 'bullmq';
 import { expireScanSchema } from '../queues/expire-scan.js';
 import { runExpireScan } from '../src/expire.js';
+import { runReap } from '../src/reap.js';
 import type { PipelineDeps } from '../src/pipeline.js';
 import { jobData } from './common.js';
 
@@ -9,7 +11,14 @@ export function createExpireScanProcessor(deps: PipelineDeps, afterScan?: () => 
   return async (job: Job) => {
     const { dryRun } = jobData(expireScanSchema, job);
     const r = await runExpireScan(deps, { dryRun });
+    // reap never throws and needs no roster: it runs whatever the scan found
+    const reaped = await runReap(deps.config, { dryRun: dryRun || deps.dryRun, now: deps.now, log: deps.log });
     await afterScan?.();
-    return { ok: r.ok, enqueued: r.lines.filter((l) => l.action === 'enqueued').length };
+    return {
+      ok: r.ok,
+      enqueued: r.lines.filter((l) => l.action === 'enqueued').length,
+      reaped: reaped.lines.filter((l) => l.action === 'removed').length,
+      ...(reaped.ok ? {} : { reapError: reaped.error ?? 'a removal failed' }),
+    };
   };
 }

@@ -53,10 +53,15 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     const log = { jobId, reason: data.reason, sessionId: data.sessionId, taskId: base.taskId };
 
     const claimed = readClaim(stateDir, jobId);
-    if (claimed) return confirmOnly(base, claimed);
+    if (claimed) return confirmOnly(data, base, claimed);
 
     const snap = await deps.fleet(0);
-    if (!snap.roster.ok) throw new Error(`not acting: ${snap.roster.error}`); // retried with backoff
+    if (!snap.roster.ok) {
+      // missing evidence protects (D5) and passes: the request waits for a roster that answers, like any
+      // passing protection. (Thrown, it failed after 3 attempts and counted as a request never delivered.)
+      deps.log.warn({ event: 'exit:deferred', ...log, why: 'roster probe failed', error: snap.roster.error }, `exit request ${jobId} waits: the roster probe failed`);
+      return deferJob(job, token, deps.now() + deps.config.windows.recheck);
+    }
     const view = sessionFor(snap, data.sessionId);
     if (!view) return finish(base, 'gone', undefined, { error: 'absent from the roster' });
     if (view.verdict === 'gone') {
@@ -97,7 +102,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}),
     };
     if (!claimExit(stateDir, jobId, { pid: target.pid, startedAt: target.startedAt, at: calling.calledAt! })) {
-      return confirmOnly(base, readClaim(stateDir, jobId)); // another processor of this same job is calling
+      return confirmOnly(data, base, readClaim(stateDir, jobId)); // another processor of this same job is calling
     }
     writeExit(stateDir, calling);
     deps.audit({ event: 'exit:calling', ...log, id: view.id, kind: view.kind, ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}), ...evidenceOf(view) });
@@ -117,18 +122,21 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
   };
 
   /** The call was made (by a crashed run, or a concurrent one): only confirm, never call again. */
-  async function confirmOnly(base: ExitRecord, claim: { pid: number; startedAt: string | null } | null) {
+  async function confirmOnly(data: SessionExitJob, base: ExitRecord, claim: { pid: number; startedAt: string | null } | null) {
     const exited = claim ? await waitForEnd(claim.pid, claim.startedAt, deps.now() + deps.config.windows.exitConfirm) : false;
+    // a crash after the call, before the latch: the replay that sees the process gone latches exitedAt
+    // (else the task keeps no exitedAt: its session is a record by now, which ends the chain unlatched)
+    if (exited) await latchExited(data, undefined);
     const rec = readExit(stateDir, base.jobId);
     if (rec?.finishedAt) return { outcome: rec.outcome, replay: true };
     return finish(rec ?? base, exited ? 'exited' : 'still-running', undefined, { replay: true } as Partial<ExitRecord>);
   }
 
-  async function latchExited(data: SessionExitJob, view: SessionView) {
+  async function latchExited(data: SessionExitJob, view: SessionView | undefined) {
     const at = new Date(deps.now()).toISOString();
     if (data.reason === 'request') await latch(deps, data.taskId, { exitedAt: at }).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: data.taskId, error: err.message }));
     else if (data.reason === 'expire') updateExpireFacts(stateDir, data.expireKey, { exitedAt: at });
-    else if (view.taskId && view.evidence.task?.terminal) await latch(deps, view.taskId, { exitedAt: at }).catch(() => undefined);
+    else if (view?.taskId && view.evidence.task?.terminal) await latch(deps, view.taskId, { exitedAt: at }).catch(() => undefined);
   }
 
   function finish(rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {

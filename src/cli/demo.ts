@@ -14,9 +14,8 @@ Redis: $REDIS_URL, else 127.0.0.1:6379, else a private redis-server it starts.
 --keep leaves it running until Ctrl-C. --port serves the web pages there (default: a free port).`,
   options: { keep: { type: 'boolean' }, port: { type: 'string' } },
   async run({ values }, io) {
-    const webModule = '../web/server.js';
-    const web = (await import(webModule).catch(() => null)) as { startWeb?: any } | null;
-    const code = await runDemo({ env: io.env, out: io.out, keep: Boolean(values.keep), startWeb: web?.startWeb, webPort: values.port ? Number(values.port) : 0 });
+    const { startWeb } = await import('../web/server.js');
+    const code = await runDemo({ env: io.env, out: io.out, keep: Boolean(values.keep), startWeb, webPort: values.port ? Number(values.port) : 0 });
     return code === 0 ? EXIT.ok : EXIT.failure;
   },
 };

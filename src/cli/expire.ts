@@ -12,7 +12,10 @@ export const expireCommand: Command = {
 Finds live sessions that no task names, roster status idle, transcript silent for at least
 windows.expireIdle, unattached, inbox drained — and enqueues an exit job for each on the
 rate-limited path (\`sunset up\` carries it out). Any unknown evidence spares a session.
-Prints one line per session it enqueued (or would, with --dry-run); --verbose also the spared.`,
+Prints one line per session it enqueued (or would, with --dry-run) or gave up on after
+maxExitRequests; --verbose also the spared (with their reasons) and those between requests.
+
+Exit codes: 0 done, 1 the roster probe failed (nothing expires), 2 bad usage or config.`,
   options: { 'dry-run': { type: 'boolean' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
   async run({ values }, io) {
     const cfg = config(values, io);
@@ -23,7 +26,7 @@ Prints one line per session it enqueued (or would, with --dry-run); --verbose al
       else {
         if (!r.ok) io.err(`sunset expire: roster failed, nothing expires: ${r.error}`);
         for (const l of r.lines) {
-          if (l.action === 'spared' && !values.verbose) continue;
+          if ((l.action === 'spared' || l.action === 'waiting') && !values.verbose) continue;
           io.out(`${l.action.padEnd(14)} ${l.id.padEnd(10)} silent ${formatDuration(l.silenceMs)}${l.n ? `  request ${l.n}/${cfg.maxExitRequests}` : ''}${l.reasons?.length ? `  (${l.reasons.join(', ')})` : ''}`);
         }
       }

@@ -22,9 +22,9 @@ Logs are JSON lines on stderr. Interrupted or terminated, it closes workers, que
     const log = createLogger(cfg.log.level);
     let startWeb;
     if (!roles.length || roles.includes('web')) {
-      const webModule = '../web/server.js'; // the web role (issue: the web) plugs in here when present
-      const web = (await import(webModule).catch(() => null)) as { startWeb?: any } | null;
-      startWeb = web?.startWeb;
+      const web = await import('../web/server.js');
+      web.assertWebConfig(cfg); // refuse a non-loopback bind without a token before starting anything
+      startWeb = web.startWeb;
     }
     log.info({ event: 'up:starting', host: cfg.host, redis: cfg.redisUrl, roles: roles.length ? roles : ROLES, dryRun: Boolean(values['dry-run']) }, 'sunset starting');
     const running = await startSunset(cfg, { roles: roles as Role[], dryRun: values['dry-run'], log, startWeb });

@@ -35,7 +35,7 @@ export const CLIENT_JS = `(() => {
 
   document.addEventListener('click', (e) => {
     const th = e.target.closest('table.sortable thead th');
-    if (!th) return;
+    if (!th || th.classList.contains('nosort')) return;
     const table = th.closest('table');
     const col = th.cellIndex;
     const first = th.dataset.type === 'number' ? -1 : 1;
@@ -85,6 +85,9 @@ export const CLIENT_JS = `(() => {
     p.setAttribute('role', 'status');
     p.textContent = text;
     notices.prepend(p);
+    // the newest stays in view; older ones fade after a while, and at most five remain
+    setTimeout(() => { p.classList.add('fading'); setTimeout(() => p.remove(), 700); }, 20000);
+    while (notices.children.length > 5) notices.lastElementChild.remove();
   }
 
   function explain(status, body, id) {

@@ -92,13 +92,13 @@ export interface TaskTimeline {
 
 /** Terminal tasks that have latched anything, most recently moved first. */
 export function taskTimelines(snap: FleetSnapshot, stateDir: string, max: number, limit = 40): TaskTimeline[] {
-  const out: TaskTimeline[] = [];
-  for (const t of snap.tasks) {
-    if (!t.terminal || !t.releasedAt) continue;
-    const times = [t.releasedAt, t.exitAskedAt, t.exitRequestedAt, t.exitedAt, t.exitGaveUpAt].filter(Boolean).map((x) => Date.parse(x!));
-    out.push({ id: t.id, state: t.state, sessionId: t.sessionId, step: stepOf(t, null, max), latest: Math.max(...times), timeline: timelineOf(t, t.sessionId, stateDir, max) });
-  }
-  return out.sort((a, b) => b.latest - a.latest || (a.id < b.id ? -1 : 1)).slice(0, limit);
+  const moved = (t: (typeof snap.tasks)[number]) => Math.max(...[t.releasedAt, t.exitAskedAt, t.exitRequestedAt, t.exitedAt, t.exitGaveUpAt].filter(Boolean).map((x) => Date.parse(x!)));
+  return snap.tasks
+    .filter((t) => t.terminal && t.releasedAt)
+    .map((t) => ({ t, latest: moved(t) }))
+    .sort((a, b) => b.latest - a.latest || (a.t.id < b.t.id ? -1 : 1))
+    .slice(0, limit) // the ledger is read only for the tasks shown
+    .map(({ t, latest }) => ({ id: t.id, state: t.state, sessionId: t.sessionId, step: stepOf(t, null, max), latest, timeline: timelineOf(t, t.sessionId, stateDir, max) }));
 }
 
 /** `GET /api/sessions`: the `sunset verdict --json` object, each session with its lane, step and reasons in words. */

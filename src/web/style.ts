@@ -36,6 +36,9 @@ th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(-
 table.sortable th { cursor:pointer; user-select:none; }
 table.sortable th:hover { color:var(--ink); }
 table.sortable th::after { content:" \\2195"; color:#cbd2d9; }
+table.sortable th.nosort { cursor:default; }
+table.sortable th.nosort::after { content:none; }
+td.nowrap { white-space:nowrap; }
 table.sortable th[aria-sort=ascending]::after { content:" \\2191"; color:var(--ink); }
 table.sortable th[aria-sort=descending]::after { content:" \\2193"; color:var(--ink); }
 td.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
@@ -59,6 +62,8 @@ ul.reasons li code { color:var(--muted); font-size:11px; margin-left:4px; }
 .lane-chart { max-width:100%; height:auto; }
 .lane-chart .lane-name { font-size:14px; fill:#1f2933; font-weight:600; }
 .lane-chart .lane-value { font-size:13.5px; fill:#3e4c59; }
+.lane-chart .lane-total { font-weight:700; fill:#1f2933; }
+h2 .sub { display:inline; margin-left:10px; font-weight:400; font-size:12.5px; }
 .legend-note { color:var(--muted); font-size:12.5px; margin:6px 0 0; }
 ol.timeline { display:flex; list-style:none; margin:0; padding:0; align-items:flex-start; }
 ol.timeline li { position:relative; display:flex; flex-direction:column; align-items:center; min-width:78px; font-size:11.5px; color:var(--muted); }
@@ -85,6 +90,8 @@ form.exit-form button:disabled { opacity:.6; }
 form.exit-form output { flex-basis:100%; font-size:12.5px; }
 form.exit-form output.ok { color:var(--ok); } form.exit-form output.bad { color:var(--bad); }
 #notices { position:fixed; right:18px; bottom:18px; max-width:460px; display:flex; flex-direction:column; gap:8px; z-index:10; }
+.notice { transition:opacity .6s; }
+.notice.fading { opacity:0; }
 .notice { margin:0; padding:10px 14px; border-radius:8px; box-shadow:0 4px 12px rgba(15,23,42,.12); background:#fff; border-left:4px solid; }
 .notice.ok { border-color:var(--ok); } .notice.bad { border-color:var(--bad); }
 .empty { color:var(--muted); font-style:italic; margin:4px 0; }

@@ -6,10 +6,12 @@
 //   claude agents [--json] [--all]   the roster (JSON array with --json; rows without a live pid only with --all)
 //   claude stop <id>                 ask a background session to leave (writes registry/stop/<id>, waits ≤ 3 s)
 //   claude attach <id>               an attached client: sits until killed
+//   claude --resume <sessionId>      the conversation back, in the foreground (an agent with the same ids)
 //
 // It never sends a signal to anything.
 import { existsSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { spawn } from 'node:child_process';
 
 const REG = process.env.SUNSET_FLEET_REGISTRY || resolve(dirname(process.argv[1] ?? '.'), '..', 'registry');
 const p = (...parts) => join(REG, ...parts);
@@ -156,6 +158,23 @@ function stop(args) {
   poll();
 }
 
+/**
+ * `claude --resume <sessionId>`: the conversation comes back — an agent with the same id and session id,
+ * in the foreground (a tmux pane, or the caller's terminal), interactive when stdin is a terminal.
+ */
+function resume(args) {
+  const sid = checkId(args[0]);
+  const row = storedRows().find((r) => r.sessionId === sid);
+  if (!row) die(1, `no conversation found with session id ${sid}`);
+  const cwd = process.cwd();
+  const slug = cwd.replace(/\//g, '-');
+  const transcript = join(REG, '..', 'projects', slug, `${sid}.jsonl`);
+  const agent = join(dirname(new URL(import.meta.url).pathname), 'agent.mjs');
+  const kind = process.stdin.isTTY ? 'interactive' : 'background';
+  const child = spawn(process.execPath, [agent, '--registry', REG, '--id', row.id, '--session-id', sid, '--kind', kind, '--mode', 'idle', '--cwd', cwd, '--transcript', transcript], { stdio: 'inherit' });
+  child.on('exit', (code) => process.exit(code ?? 1));
+}
+
 function attach(args) {
   checkId(args[0]);
   // An attached client: it just sits. Leaves on its own when the fleet's registry is removed.
@@ -174,6 +193,10 @@ switch (verb) {
     break;
   case 'attach':
     attach(rest);
+    break;
+  case '--resume':
+  case '-r':
+    resume(rest);
     break;
   case '--version':
   case '-v':

@@ -1,0 +1,494 @@
+// Bench: the exit pipeline on the shared Redis (a unique host per phase, queues obliterated after).
+//
+//   floor     1,000 raw BullMQ add → worker-finished round trips (no-op processor), one at a time, and
+//             1,000 added at once through a worker of the release worker's concurrency
+//   burst     1,000 task files rewritten from `active` to `done` by rename in one burst: latency from
+//             each file's write to its release on disk (p50/p99) and throughput   (grace 1 h: release only)
+//   lateness  300 finished tasks on live (light) sessions, grace 3 s: how late the ask fires after
+//             releasedAt + grace (p50/p99), from the ask job's processedOn and from exitAskedAt
+//   idle      `node dist/src/cli.js up --role producers --role workers` as a child (compiled JS) with
+//             500 tracked sessions (released and asked, waiting out askWait), default-ish windows:
+//             RSS and CPU over 60 s once it has settled
+//
+//   node dist/bench/run.js pipeline          (after npm run build)
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { Queue, Worker, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
+import { parseConfig, type Config } from '../src/config.js';
+import { createLogger } from '../src/log.js';
+import { startSunset, type Running } from '../src/up.js';
+import { createProducers } from '../src/pipeline.js';
+import { redisOptions } from '../src/redis.js';
+import { pageBytes } from '../src/proc.js';
+import { childCount } from '../src/run.js';
+import { PREFIX } from '../queues/common.js';
+import { exitAskId } from '../queues/exit-ask.js';
+import { TestFleet, waitFor } from '../test/fleet/fleet.js';
+import { uniqueHost } from '../test/support/sunset.js';
+import { Cleanup, load, median, ms, printFigure, profiled, quantile, sleep, type Figure } from './common.js';
+
+export interface PipelineOptions {
+  burst?: number;
+  trickle?: number;
+  late?: number;
+  idleSessions?: number;
+  idleSeconds?: number;
+  floorTrips?: number;
+  /** Run only these phases (floor, burst, lateness, idle); all when absent. */
+  only?: string[];
+}
+
+export const PIPELINE_PHASES = ['floor', 'burst', 'lateness', 'idle'];
+
+const H = 3_600_000;
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli.js');
+const NOTES = 'Implement the change described in the issue, run the tests, write the close-out. '.repeat(4);
+
+/** Every queue of a host, removed from the shared Redis (schedulers and jobs included), then checked. */
+async function obliterateHost(config: Config): Promise<void> {
+  const producers = createProducers(config, redisOptions(config.redisUrl));
+  try {
+    for (const p of Object.values(producers)) {
+      await p.queue.waitUntilReady();
+      await p.queue.obliterate({ force: true });
+    }
+  } finally {
+    await Promise.all(Object.values(producers).map((p) => p.close()));
+  }
+  // what is left under this bench-only host (a key rewritten while closing) goes too
+  const redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1 });
+  try {
+    const left: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}:*@${config.host}:*`, 'COUNT', 1000);
+      cursor = next;
+      left.push(...keys);
+    } while (cursor !== '0');
+    if (left.length) await redis.del(...left);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** pino lines of one kind, as they are written: the time each was seen and its fields. */
+class EventSink extends Writable {
+  readonly seen = new Map<string, Array<{ at: number; line: Record<string, any> }>>();
+  constructor(private readonly kinds: string[]) {
+    super();
+  }
+  override _write(chunk: Buffer | string, _enc: BufferEncoding, cb: () => void): void {
+    const at = Date.now();
+    for (const text of String(chunk).split('\n')) {
+      const kind = this.kinds.find((k) => text.includes(`"event":"${k}"`));
+      if (!kind) continue;
+      const list = this.seen.get(kind) ?? [];
+      list.push({ at, line: JSON.parse(text) });
+      this.seen.set(kind, list);
+    }
+    cb();
+  }
+  count(kind: string): number {
+    return this.seen.get(kind)?.length ?? 0;
+  }
+}
+
+function benchConfig(fleet: TestFleet, windows: Record<string, unknown>): Config {
+  return parseConfig(
+    fleet.config({
+      host: uniqueHost(),
+      redisUrl: REDIS_URL,
+      probeTimeout: 15_000,
+      exitRate: { max: 20, per: 100 },
+      windows: { grace: '1h', askWait: '1h', retryWait: '1h', reconcileEvery: '5m', expireEvery: '30m', recheck: '5m', ...windows },
+      log: { level: 'info' },
+    }),
+    { env: {} },
+  );
+}
+
+async function startInProcess(config: Config, sink: EventSink, cleanup: Cleanup): Promise<Running> {
+  const running = await startSunset(config, { roles: ['producers', 'workers'], log: createLogger('info', sink) });
+  console.log(`  (sunset in-process, host ${config.host})`);
+  cleanup.add(`obliterate queues of ${config.host}`, () => obliterateHost(config));
+  cleanup.add(`close sunset ${config.host}`, () => running.close());
+  // settled: the first reconcile and expire-scan runs (they fire at once) are done
+  const settled = await waitFor(
+    async () =>
+      (await running.deps.producers.reconcile.queue.getCompletedCount()) >= 1 && (await running.deps.producers.expire.queue.getCompletedCount()) >= 1,
+    60_000,
+    100,
+  );
+  if (!settled) throw new Error('pipeline bench: sunset did not finish its first reconcile and expire scan within 60 s');
+  await sleep(500);
+  return running;
+}
+
+// ------------------------------------------------------------------------------------------ floor
+
+async function rawFloor(trips: number, cleanup: Cleanup) {
+  const name = `bench-floor@${uniqueHost()}`;
+  const queue = new Queue(name, { connection: redisOptions(REDIS_URL), prefix: PREFIX });
+  cleanup.add(`obliterate ${name}`, async () => {
+    await queue.obliterate({ force: true });
+    await queue.close();
+  });
+  const waiting = new Map<string, () => void>();
+  const done = (job: Job) => waiting.get(job.id!)?.();
+  const worker = new Worker(name, async () => undefined, { connection: redisOptions(REDIS_URL, true), prefix: PREFIX, concurrency: 1 });
+  cleanup.add(`close worker ${name}`, () => worker.close());
+  worker.on('completed', done);
+  await worker.waitUntilReady();
+  const round = async (id: string) => {
+    const finished = new Promise<void>((r) => waiting.set(id, r));
+    const t0 = process.hrtime.bigint();
+    await queue.add('noop', { i: id }, { jobId: id, removeOnComplete: true });
+    await finished;
+    waiting.delete(id);
+    return Number(process.hrtime.bigint() - t0) / 1e6;
+  };
+  for (let i = 0; i < 50; i++) await round(`warm-${i}`);
+  const rts: number[] = [];
+  for (let i = 0; i < trips; i++) rts.push(await round(`rt-${i}`));
+  await worker.close();
+
+  // burst floor: all added at once (one add() each, as the watcher does) to a worker with the release
+  // worker's concurrency (32): latency from the burst's start to each job's finish, and throughput
+  const burst = new Worker(name, async () => undefined, { connection: redisOptions(REDIS_URL, true), prefix: PREFIX, concurrency: 32 });
+  cleanup.add(`close burst worker ${name}`, () => burst.close());
+  await burst.waitUntilReady();
+  const finishedAt: number[] = [];
+  const all = new Promise<void>((r) => burst.on('completed', () => finishedAt.push(Date.now()) === trips && r()));
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: trips }, (_, i) => queue.add('noop', { i }, { jobId: `b-${i}`, removeOnComplete: true })));
+  await all;
+  await burst.close();
+  const lat = finishedAt.map((t) => t - t0);
+  return { p50: median(rts), p99: quantile(rts, 0.99), rate: (trips * 1000) / (Math.max(...finishedAt) - t0), burstP50: median(lat), burstP99: quantile(lat, 0.99) };
+}
+
+// ------------------------------------------------------------------------------------------ burst
+
+/** How many of a kind of event name tasks whose id starts with prefix. */
+function countFor(sink: EventSink, kind: string, prefix: string): number {
+  return (sink.seen.get(kind) ?? []).filter((e) => String(e.line.taskId).startsWith(prefix)).length;
+}
+
+async function burstBench(n: number, trickle: number, cleanup: Cleanup) {
+  const fleet = await TestFleet.create();
+  cleanup.add('destroy the burst fleet', () => fleet.destroy());
+  const body = (id: string, state: string, sessionId: string) => ({ id, state, sessionId, title: `burst task ${id}`, notes: NOTES, createdAt: new Date(Date.now() - H).toISOString() });
+  const burstIds = Array.from({ length: n }, (_, i) => `burst-${String(i).padStart(4, '0')}`);
+  const trickleIds = Array.from({ length: trickle }, (_, i) => `trickle-${String(i).padStart(4, '0')}`);
+  const ids = [...burstIds, ...trickleIds];
+  const sessions = new Map(ids.map((id) => [id, randomUUID()]));
+  ids.forEach((id) => fleet.writeTask(body(id, 'active', sessions.get(id)!)));
+  const config = benchConfig(fleet, { grace: '1h' });
+  const sink = new EventSink(['task:released']);
+  await startInProcess(config, sink, cleanup);
+
+  // the finished versions wait as dot-files (ignored by the watcher), then go in by rename
+  const tmp = (id: string) => join(fleet.tasksDir, `.${id}.json.burst`);
+  ids.forEach((id) => writeFileSync(tmp(id), JSON.stringify({ ...body(id, 'done', sessions.get(id)!), stateChangedAt: new Date().toISOString() }, null, 2) + '\n'));
+  await sleep(300);
+  const wrote = new Map<string, number>();
+  const finish = (id: string) => {
+    renameSync(tmp(id), join(fleet.tasksDir, `${id}.json`));
+    wrote.set(id, Date.now());
+  };
+  const latencies = (list: string[]) => {
+    const onDisk = new Map<string, number>(); // when the release was on disk: logged right after the latch's rename + fsync
+    for (const e of sink.seen.get('task:released') ?? []) onDisk.set(e.line.taskId, e.at);
+    const disk: number[] = [];
+    const field: number[] = [];
+    let last = 0;
+    for (const id of list) {
+      const released = Date.parse(JSON.parse(readFileSync(join(fleet.tasksDir, `${id}.json`), 'utf8')).releasedAt);
+      const w = wrote.get(id)!;
+      const d = onDisk.get(id);
+      if (!Number.isFinite(released) || d === undefined) throw new Error(`pipeline bench: ${id} has no releasedAt on disk`);
+      field.push(released - w);
+      disk.push(d - w);
+      last = Math.max(last, d);
+    }
+    return { disk, field, last };
+  };
+
+  // the burst: every file at once
+  const cpu0 = process.cpuUsage();
+  const all = await profiled('burst', async () => {
+    for (const id of burstIds) finish(id);
+    return waitFor(() => countFor(sink, 'task:released', 'burst-') >= n, 120_000, 50);
+  });
+  if (!all) throw new Error(`pipeline bench: only ${countFor(sink, 'task:released', 'burst-')}/${n} tasks released within 120 s`);
+  const cpu = process.cpuUsage(cpu0);
+  const writes = burstIds.map((id) => wrote.get(id)!);
+  const first = Math.min(...writes);
+  const b = latencies(burstIds);
+
+  // the trickle: one file every 20 ms (50 tasks/s), the latency of a release when nothing queues
+  await sleep(1000);
+  for (const id of trickleIds) {
+    finish(id);
+    await sleep(20);
+  }
+  if (!(await waitFor(() => countFor(sink, 'task:released', 'trickle-') >= trickle, 60_000, 50))) throw new Error('pipeline bench: the trickle was not released within 60 s');
+  const t = latencies(trickleIds);
+  return {
+    p50: median(b.disk),
+    p99: quantile(b.disk, 0.99),
+    fieldP50: median(b.field),
+    fieldP99: quantile(b.field, 0.99),
+    rate: (n * 1000) / (b.last - first),
+    spanMs: b.last - first,
+    burstWriteMs: Math.max(...writes) - first,
+    cpuMsPerTask: (cpu.user + cpu.system) / 1000 / n,
+    trickleP50: median(t.disk),
+    trickleP99: quantile(t.disk, 0.99),
+  };
+}
+
+// ------------------------------------------------------------------------------------------ lateness
+
+async function latenessBench(n: number, cleanup: Cleanup) {
+  const fleet = await TestFleet.create();
+  cleanup.add('destroy the lateness fleet', () => fleet.destroy());
+  const live = await fleet.spawnLight(n, { transcriptAgeMs: 2 * H });
+  const grace = 3000;
+  const config = benchConfig(fleet, { grace, silence: '15m', askWait: '1h' });
+  const sink = new EventSink(['exit:asked', 'task:released']);
+  const running = await startInProcess(config, sink, cleanup);
+
+  // One round: n tasks finish (spaced spacingMs apart, or all at once), each on its own session; a later
+  // round's tasks supersede the earlier ones on the same sessions.
+  const round = async (prefix: string, spacingMs: number) => {
+    const ids = live.map((_, i) => `${prefix}-${String(i).padStart(4, '0')}`);
+    const cpu0 = process.cpuUsage();
+    const kids0 = childCount();
+    const t0 = Date.now();
+    const all = await profiled(`lateness-${prefix}`, async () => {
+      for (let i = 0; i < n; i++) {
+        fleet.writeTask({ id: ids[i], state: 'done', sessionId: live[i].sessionId, title: `finished ${ids[i]}`, notes: NOTES, stateChangedAt: new Date().toISOString() });
+        if (spacingMs) await sleep(spacingMs);
+      }
+      return waitFor(() => countFor(sink, 'exit:asked', `${prefix}-`) >= n, grace + 180_000, 100);
+    });
+    const kids = childCount() - kids0;
+    console.log(`  (${prefix}: ${countFor(sink, 'exit:asked', `${prefix}-`)}/${n} asked in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${kids} child processes ≈ ${Math.round(kids / 2)} sweeps)`);
+    if (!all) throw new Error(`pipeline bench: only ${countFor(sink, 'exit:asked', `${prefix}-`)}/${n} sessions asked within ${grace / 1000 + 180} s`);
+    const cpu = process.cpuUsage(cpu0);
+    const fired: number[] = [];
+    const acted: number[] = [];
+    for (const id of ids) {
+      const t = JSON.parse(readFileSync(join(fleet.tasksDir, `${id}.json`), 'utf8'));
+      const due = Date.parse(t.releasedAt) + grace;
+      acted.push(Date.parse(t.exitAskedAt) - due);
+      const job = await running.deps.producers.ask.queue.getJob(exitAskId(id));
+      if (job?.processedOn) fired.push(job.processedOn - due);
+    }
+    return { fired, acted, cpuMsPerTask: (cpu.user + cpu.system) / 1000 / n };
+  };
+  const spread = await round('spread', Math.round(10_000 / n));
+  await sleep(1000);
+  const together = await round('together', 0);
+  return { n, spread, together };
+}
+
+// ------------------------------------------------------------------------------------------ idle
+
+function procSample(pid: number): { cpuTicks: number; childTicks: number; rssBytes: number } {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // fields 14-17 (utime, stime, cutime, cstime) are f[11..14]
+  const cpuTicks = Number(f[11]) + Number(f[12]);
+  const childTicks = Number(f[13]) + Number(f[14]);
+  const rssBytes = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * pageBytes();
+  return { cpuTicks, childTicks, rssBytes };
+}
+
+async function idleBench(sessions: number, seconds: number, cleanup: Cleanup) {
+  const fleet = await TestFleet.create();
+  cleanup.add('destroy the idle fleet', () => fleet.destroy());
+  const live = await fleet.spawnLight(sessions, { transcriptAgeMs: 2 * H });
+  const asked = new Date(Date.now() - 60_000).toISOString();
+  const released = new Date(Date.now() - 20 * 60_000).toISOString();
+  live.forEach((a, i) =>
+    fleet.writeTask({ id: `idle-${String(i).padStart(4, '0')}`, state: 'done', sessionId: a.sessionId, title: 'finished', notes: NOTES, releasedAt: released, exitAskedAt: asked }),
+  );
+  const host = uniqueHost();
+  const raw = { host, redisUrl: REDIS_URL, windows: { grace: '15m', askWait: '1h', retryWait: '10m', reconcileEvery: '5m', expireEvery: '30m' }, log: { level: 'info' } };
+  const file = fleet.writeConfig(raw);
+  console.log(`  (sunset up as a child, host ${host})`);
+  const config = parseConfig(fleet.config(raw), { env: {} });
+  cleanup.add(`obliterate queues of ${host}`, () => obliterateHost(config));
+
+  const child: ChildProcess = spawn(process.execPath, [CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, REDIS_URL },
+  });
+  const pid = child.pid;
+  if (!pid) throw new Error('pipeline bench: could not start sunset up');
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString()).slice(-20_000);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  cleanup.add(`stop sunset up (pid ${pid})`, async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM'); // our own child: sunset up closes its workers and queues on SIGTERM
+    const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(t);
+  });
+
+  // settled: every tracked task's next step (request 1, after askWait) is scheduled, the first expire scan is done
+  const producers = createProducers(config, redisOptions(REDIS_URL));
+  cleanup.add('close the idle probes', () => Promise.all(Object.values(producers).map((p) => p.close())));
+  const settled = await waitFor(
+    async () =>
+      child.exitCode === null &&
+      (await producers.retry.queue.getDelayedCount()) >= sessions &&
+      (await producers.expire.queue.getCompletedCount()) >= 1 &&
+      (await producers.reconcile.queue.getCompletedCount()) >= 1,
+    90_000,
+    250,
+  );
+  if (!settled) throw new Error(`pipeline bench: sunset up did not settle within 90 s (exit ${child.exitCode}); stderr:\n${stderr}`);
+  await sleep(3000);
+  const a = procSample(pid);
+  const t0 = Date.now();
+  let peak = a.rssBytes;
+  while (Date.now() - t0 < seconds * 1000) {
+    await sleep(Math.min(5000, seconds * 1000 - (Date.now() - t0)));
+    peak = Math.max(peak, procSample(pid).rssBytes);
+  }
+  const b = procSample(pid);
+  const wall = (Date.now() - t0) / 1000;
+  const tck = 100;
+  return {
+    rssStart: a.rssBytes,
+    rssEnd: b.rssBytes,
+    rssPeak: peak,
+    cpuPct: (((b.cpuTicks - a.cpuTicks) / tck) * 100) / wall,
+    childCpuPct: (((b.childTicks - a.childTicks) / tck) * 100) / wall,
+    wall,
+  };
+}
+
+// ------------------------------------------------------------------------------------------ all
+
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+
+export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> {
+  const n = o.burst ?? 1000;
+  const late = o.late ?? 300;
+  const trickle = o.trickle ?? 200;
+  const idleSessions = o.idleSessions ?? 500;
+  const idleSeconds = o.idleSeconds ?? 60;
+  const trips = o.floorTrips ?? 1000;
+  const want = (p: string) => !o.only?.length || o.only.includes(p);
+  const figures: Figure[] = [];
+  const out = (f: Figure) => {
+    figures.push(f);
+    printFigure(f);
+  };
+  console.log(`\n== pipeline: Redis ${REDIS_URL.replace(/\/\/[^@]*@/, '//')}, load ${load()} ==`);
+
+  const cleanup = new Cleanup();
+  try {
+    let floor = { p50: NaN, p99: NaN, rate: NaN, burstP50: NaN, burstP99: NaN };
+    if (want('floor') || want('burst')) {
+      floor = await rawFloor(trips, cleanup);
+      await cleanup.run();
+      out({
+        bench: 'pipeline',
+        name: `raw BullMQ add→finish (${trips}, one at a time)`,
+        value: `p50 ${ms(floor.p50)} ms, p99 ${ms(floor.p99)} ms; ${trips} at once (concurrency 32): p50 ${ms(floor.burstP50)} ms, p99 ${ms(floor.burstP99)} ms, ${Math.round(floor.rate)} jobs/s`,
+        target: '',
+        pass: null,
+      });
+      console.log(`  [load ${load()}]`);
+    }
+
+    if (want('burst')) {
+      const b = await burstBench(n, trickle, cleanup);
+      await cleanup.run();
+      out({
+        bench: 'pipeline',
+        name: `burst of ${n}: write → released on disk`,
+        value: `p50 ${ms(b.p50)} ms, p99 ${ms(b.p99)} ms`,
+        floor: `BullMQ burst p99 ${ms(floor.burstP99)} ms`,
+        target: 'p99 < 250 ms',
+        pass: b.p99 < 250,
+      });
+      console.log(
+        `  (from the releasedAt field: p50 ${ms(b.fieldP50)} ms, p99 ${ms(b.fieldP99)} ms; the ${n} renames took ${b.burstWriteMs} ms; ` +
+          `sunset's CPU ${ms(b.cpuMsPerTask)} ms per task) [load ${load()}]`,
+      );
+      out({
+        bench: 'pipeline',
+        name: `burst of ${n}: throughput`,
+        value: `${Math.round(b.rate)} tasks/s (${n} in ${b.spanMs} ms)`,
+        floor: `BullMQ ${Math.round(floor.rate)} jobs/s`,
+        target: '≥ 500 tasks/s',
+        pass: b.rate >= 500,
+      });
+      out({
+        bench: 'pipeline',
+        name: `trickle of ${trickle} at 50/s: write → released on disk`,
+        value: `p50 ${ms(b.trickleP50)} ms, p99 ${ms(b.trickleP99)} ms`,
+        floor: `BullMQ p99 ${ms(floor.p99)} ms`,
+        target: 'p99 < 250 ms',
+        pass: b.trickleP99 < 250,
+      });
+    }
+
+    if (want('lateness')) {
+      const l = await latenessBench(late, cleanup);
+      await cleanup.run();
+      for (const [what, r] of [
+        [`${l.n} due over 10 s`, l.spread],
+        [`${l.n} due at once`, l.together],
+      ] as const) {
+        const p99 = quantile(r.fired, 0.99);
+        out({
+          bench: 'pipeline',
+          name: `ask lateness after releasedAt + grace, ${what}`,
+          value: `fired p50 ${ms(median(r.fired))} ms, p99 ${ms(p99)} ms; acted (exitAskedAt) p99 ${ms(quantile(r.acted, 0.99))} ms`,
+          target: 'p99 ≤ 1000 ms (fired)',
+          pass: p99 <= 1000,
+        });
+        console.log(`  (sunset's CPU ${ms(r.cpuMsPerTask)} ms per task, release and ask) [load ${load()}]`);
+      }
+    }
+
+    if (want('idle')) {
+      const idle = await idleBench(idleSessions, idleSeconds, cleanup);
+      await cleanup.run();
+      out({
+        bench: 'pipeline',
+        name: `idle RSS, sunset up (compiled), ${idleSessions} tracked sessions`,
+        value: `${mb(idle.rssEnd)} (start ${mb(idle.rssStart)}, peak ${mb(idle.rssPeak)})`,
+        target: '≤ 100 MB',
+        pass: idle.rssPeak <= 100 * 1024 * 1024,
+      });
+      out({
+        bench: 'pipeline',
+        name: `idle CPU over ${Math.round(idle.wall)} s`,
+        value: `${idle.cpuPct.toFixed(2)} % (+ ${idle.childCpuPct.toFixed(2)} % in child processes)`,
+        target: '< 1 %',
+        pass: idle.cpuPct + idle.childCpuPct < 1,
+      });
+      console.log(`  [load ${load()}]`);
+    }
+    return figures;
+  } finally {
+    await cleanup.run();
+  }
+}

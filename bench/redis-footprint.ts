@@ -1,0 +1,233 @@
+// Bench: Redis footprint. 10,000 finished tasks go through the whole exit pipeline — release, ask,
+// requests, exit, and for the stubborn fifth three requests and a give-up with its alarm — on a private
+// redis-server, and Redis must end up bounded: `INFO memory` used_memory after (pipeline quiet) minus
+// before, per task; finished jobs trimmed by the queues' retention.
+//
+//   Real: redis-server, BullMQ queues and workers (startSunset, the real processors), task files latched on
+//   disk, ask files, the exit ledger, alarms. Synthetic: the fleet's *evidence* (every task's session is a
+//   live, idle, silent background row) and the exit call itself (a stub that says "exited", or for every
+//   fifth task "still running") — so that 10,000 sessions cost no processes and the bench measures Redis.
+//   Tasks go in batches (default 1,000), as a fleet finishes work, not all at once.
+//
+//   node dist/bench/redis-footprint.js [--tasks=N] [--batch=N]   (after npm run build), or from bench/run.ts:
+//   (await import('./redis-footprint.js')).benchRedisFootprint({ tasks, batch })
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { parseConfig, queueName, type Config } from '../src/config.js';
+import { silentLogger } from '../src/log.js';
+import { startSunset, type Running } from '../src/up.js';
+import { freePortNear, startPrivateRedis } from '../src/private-redis.js';
+import { decide, policyFrom, type Evidence, type SessionFacts } from '../src/verdict.js';
+import type { FleetSnapshot, SessionView } from '../src/fleet.js';
+import { readTask as readTaskFile, type Task } from '../src/tasks.js';
+import { PREFIX } from '../queues/common.js';
+import { Cleanup, load, printFigure, type Figure } from './common.js';
+
+export interface FootprintOptions {
+  /** Tasks through the pipeline. @defaultValue 10000 */
+  tasks?: number;
+  /** Tasks finished at once. @defaultValue 1000 */
+  batch?: number;
+  /** Bytes per task the figure must stay under. @defaultValue 2048 */
+  budget?: number;
+}
+
+const H = 3_600_000;
+const QUEUES = ['task-terminal', 'exit-ask', 'exit-retry', 'session-exit', 'reconcile', 'expire-scan'];
+const STUBBORN_EVERY = 5;
+
+export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Figure[]> {
+  const total = o.tasks ?? 10_000;
+  const batch = Math.max(1, Math.min(o.batch ?? 1000, total));
+  const budget = o.budget ?? 2048;
+  console.log(`\n== redis footprint: ${total} tasks in batches of ${batch}, load ${load()} ==`);
+  const cleanup = new Cleanup();
+  const figures: Figure[] = [];
+  try {
+    const redis = await startPrivateRedis(await freePortNear(16400));
+    cleanup.add('private redis-server', () => redis.shutdown());
+    const root = mkdtempSync(join(tmpdir(), 'sunset-footprint-'));
+    cleanup.add('temp folder', () => rmSync(root, { recursive: true, force: true }));
+    for (const d of ['tasks', 'inbox', 'projects', 'state']) mkdirSync(join(root, d), { recursive: true });
+    const config = parseConfig(
+      {
+        host: 'footprint',
+        redisUrl: redis.url,
+        stateDir: join(root, 'state'),
+        fleet: { rosterCommand: ['false'], claudeCommand: 'false', tmuxSocket: `sunset-footprint-${process.pid}`, tasksDir: join(root, 'tasks'), inboxDir: join(root, 'inbox'), projectsDir: join(root, 'projects') },
+        windows: { grace: 0, silence: 0, askWait: 0, retryWait: 0, exitConfirm: 200, recheck: 100, reconcileEvery: '10s', expireEvery: '1h' },
+        probeTimeout: 2000,
+        exitRate: { max: 1000, per: 100 },
+        log: { level: 'silent' },
+      },
+      { env: {} },
+    );
+    const client = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    cleanup.add('redis client', () => client.quit());
+    const used = async () => Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1]);
+
+    // the exit call: "exited" — or, for every fifth task, "still running" (three requests, then a give-up)
+    const exitImpl = async (t: { sessionId: string }) => {
+      const stubborn = Number(t.sessionId.slice(t.sessionId.lastIndexOf('-') + 1)) % STUBBORN_EVERY === 0;
+      return { method: 'claude-stop' as const, called: true, exited: !stubborn, ms: 0 };
+    };
+    const running: Running = await startSunset(config, { roles: ['producers', 'workers'], log: silentLogger, exitImpl });
+    cleanup.add('sunset', () => running.close());
+    const active = new Set<string>();
+    running.deps.fleet = syntheticFleet(config, active);
+    await waitQuiet(client, config.host, 60_000);
+    const before = await used();
+    console.log(`  before: used_memory ${kb(before)} (sunset running, schedulers in place, no task yet)`);
+
+    const t0 = Date.now();
+    let done = 0;
+    while (done < total) {
+      const n = Math.min(batch, total - done);
+      const ids: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const k = done + i;
+        const id = `fp-${k}`;
+        ids.push(id);
+        active.add(id);
+        writeTaskJson(config.fleet.tasksDir, { id, state: 'done', sessionId: `sess-${k}`, title: `bench task ${k}`, updatedAt: new Date().toISOString() });
+      }
+      await until(`batch ${done}-${done + n} finished`, async () => {
+        for (const id of ids) {
+          if (!active.has(id)) continue;
+          const t = await readTask(config.fleet.tasksDir, id);
+          if (!(t?.exitedAt || t?.exitGaveUpAt)) return false;
+          active.delete(id);
+        }
+        return true;
+      }, 30 * 60_000);
+      done += n;
+      process.stdout.write(`  ${done}/${total} tasks through (${Math.round((Date.now() - t0) / 1000)} s)\n`);
+    }
+    await waitQuiet(client, config.host, 5 * 60_000);
+    const after = await used();
+    const perTask = (after - before) / total;
+    const breakdown = await describe(client, config.host);
+    console.log(`  after: used_memory ${kb(after)}; ${breakdown}`);
+    const f: Figure = {
+      bench: 'redis-footprint',
+      name: `Redis used_memory growth per task (${total} tasks through the whole pipeline)`,
+      value: `${Math.round(perTask)} B/task (${kb(before)} → ${kb(after)}, in ${Math.round((Date.now() - t0) / 1000)} s)`,
+      target: `≤ ${budget} B/task`,
+      pass: perTask <= budget,
+    };
+    printFigure(f);
+    figures.push(f);
+  } finally {
+    await cleanup.run();
+  }
+  return figures;
+}
+
+/** Every task in `active` is a live, idle, silent, unattached background session with a drained inbox. */
+function syntheticFleet(config: Config, active: Set<string>) {
+  const policy = policyFrom(config);
+  let last: { at: number; snap: FleetSnapshot } | null = null;
+  return async (maxAgeMs: number): Promise<FleetSnapshot> => {
+    const now = Date.now();
+    // never fresher than 200 ms: the evidence is synthetic, re-reading a thousand files per exit job is not the point
+    if (last && now - last.at <= Math.max(maxAgeMs, 200)) return last.snap;
+    const tasks: Task[] = [];
+    for (const id of active) {
+      const t = await readTask(config.fleet.tasksDir, id);
+      if (t) tasks.push(t);
+    }
+    const sessions = tasks.map((t): SessionView => {
+      const evidence: Evidence = {
+        live: true,
+        status: 'idle',
+        silenceMs: H,
+        transcript: null,
+        attached: false,
+        attachedBy: 'roster',
+        inboxPending: 0,
+        probeFailures: [],
+        task: { id: t.id, state: t.state, terminal: t.terminal, exitRequests: t.exitRequests, releasedAt: t.releasedAt, exitAskedAt: t.exitAskedAt, exitRequestedAt: t.exitRequestedAt, exitedAt: t.exitedAt, exitGaveUpAt: t.exitGaveUpAt },
+        openTasks: [],
+        invalidTasks: [],
+      };
+      const facts: SessionFacts = { id: t.sessionId!, sessionId: t.sessionId!, kind: 'background', pid: process.pid, evidence };
+      const row = { id: t.sessionId!, sessionId: t.sessionId!, kind: 'background' as const, pid: process.pid, state: 'running', status: 'idle' as const, cwd: null, startedAt: null, attached: false, raw: {} };
+      return { ...facts, ...decide(facts, policy, now), row, live: true, taskId: t.id, taskState: t.state, rssBytes: null, procStartMs: null };
+    });
+    const snap: FleetSnapshot = { at: now, host: config.host, roster: { ok: true }, sessions, tasks, invalidTasks: [], problems: [], probeErrors: {} };
+    last = { at: now, snap };
+    return snap;
+  };
+}
+
+/** No chain job waiting, running, delayed or prioritized. */
+async function waitQuiet(client: Redis, host: string, ms: number): Promise<void> {
+  await until('the pipeline quiet', async () => {
+    for (const q of QUEUES.slice(0, 4)) {
+      const k = `${PREFIX}:${queueName(q, host)}`;
+      const [w, a, d, p] = await Promise.all([client.llen(`${k}:wait`), client.llen(`${k}:active`), client.zcard(`${k}:delayed`), client.zcard(`${k}:prioritized`)]);
+      if (w + a + d + p) return false;
+    }
+    return true;
+  }, ms);
+}
+
+/** What is left in Redis: jobs kept per queue and the events streams, with their memory. */
+async function describe(client: Redis, host: string): Promise<string> {
+  const parts: string[] = [];
+  let keys = 0;
+  let cursor = '0';
+  do {
+    const [next, found] = await client.scan(cursor, 'COUNT', 1000);
+    cursor = next;
+    keys += found.length;
+  } while (cursor !== '0');
+  parts.push(`${keys} keys`);
+  for (const q of QUEUES) {
+    const k = `${PREFIX}:${queueName(q, host)}`;
+    const [completed, failed, events] = await Promise.all([client.zcard(`${k}:completed`), client.zcard(`${k}:failed`), client.xlen(`${k}:events`).catch(() => 0)]);
+    const eventsBytes = Number((await client.call('MEMORY', 'USAGE', `${k}:events`)) ?? 0);
+    parts.push(`${q}: ${completed} completed + ${failed} failed kept, events stream ${events} entries (${kb(eventsBytes)})`);
+  }
+  return parts.join('; ');
+}
+
+async function until(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    if (await cond()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+async function readTask(dir: string, id: string): Promise<Task | null> {
+  const r = await readTaskFile(dir, id);
+  return r.kind === 'task' ? r.task : null;
+}
+
+/** As the Driver writes a task file: a temp file, then a rename. */
+function writeTaskJson(dir: string, t: Record<string, unknown> & { id: string }): void {
+  const tmp = join(dir, `.${t.id}.json.tmp`);
+  writeFileSync(tmp, JSON.stringify(t, null, 2) + '\n');
+  renameSync(tmp, join(dir, `${t.id}.json`));
+}
+
+const kb = (b: number) => (b >= 1024 * 1024 ? `${(b / 1024 / 1024).toFixed(1)} MB` : `${(b / 1024).toFixed(1)} KB`);
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const num = (k: string) => {
+    const m = process.argv.find((a) => a.startsWith(`--${k}=`));
+    return m ? Number(m.slice(k.length + 3)) : undefined;
+  };
+  benchRedisFootprint({ tasks: num('tasks'), batch: num('batch') }).then(
+    (figs) => (process.exitCode = figs.every((f) => f.pass !== false) ? 0 : 1),
+    (err) => {
+      console.error(err);
+      process.exitCode = 2;
+    },
+  );
+}

@@ -1,0 +1,99 @@
+import { AdmitStore, shownBy } from '../admit.js';
+import { countCap, leavingPhrase, type CapCount } from '../cap.js';
+import { gatherFleet } from '../fleet.js';
+import { expireFactsReader } from '../expire-state.js';
+import { formatBytes } from '../report.js';
+import { formatDuration } from '../duration.js';
+import { EXIT, config, type Command } from './common.js';
+
+export const capCommand: Command = {
+  name: 'cap',
+  summary: 'live sessions against the ceiling; who is on the way out; lanes holding slots',
+  usage: `usage: sunset cap [--json] [--config FILE]
+
+Live sessions (roster rows with a live pid; unknown liveness counts as live; records never
+count) against the ceiling (config "cap"), plus admissions in flight (\`sunset admit\` leases the
+roster does not show yet) — the count \`sunset admit\` uses. Then the finished sessions already on
+their way out (task terminal, asked or requested, not yet exited or given up; and untasked ones
+expire is requesting), and the lanes awaiting a human that hold slots.
+
+Exit codes: 0 printed, 1 the roster probe failed, 2 bad usage or config.`,
+  options: { json: { type: 'boolean' } },
+  async run({ values }, io) {
+    const cfg = config(values, io);
+    const snap = await gatherFleet(cfg, { expireFacts: expireFactsReader(cfg.stateDir) });
+    const c = countCap(snap, cfg.cap);
+    // Admissions in flight live in Redis; when it cannot be reached the fleet alone still says something true.
+    const store = AdmitStore.connect(cfg);
+    let admitting: number | null = null;
+    let queued: number | null = null;
+    let redisError: string | null = null;
+    try {
+      const now = Date.now();
+      const leases = await store.leases(now);
+      const shown = shownBy(snap, leases);
+      admitting = leases.filter((x) => !shown.has(x.id)).length;
+      queued = await store.queued(now);
+    } catch (err: any) {
+      redisError = err?.message ?? String(err);
+    } finally {
+      await store.close();
+    }
+    const counted = c.live + (admitting ?? 0);
+    const ok = snap.roster.ok;
+    if (values.json) {
+      io.out(
+        JSON.stringify(
+          {
+            at: new Date(snap.at).toISOString(),
+            host: snap.host,
+            ...(snap.roster.ok ? {} : { error: snap.roster.error }),
+            ceiling: c.ceiling,
+            // a failed roster leaves the count unknown, not zero
+            live: ok ? c.live : null,
+            liveUnknown: ok ? c.liveUnknown : null,
+            admitting,
+            counted: ok ? counted : null,
+            free: ok ? Math.max(0, c.ceiling - counted) : null,
+            reached: ok ? counted >= c.ceiling : null,
+            queued,
+            records: c.records,
+            gone: c.gone,
+            leaving: c.leaving,
+            awaitingHuman: c.awaitingHuman,
+            ...(redisError ? { redisError } : {}),
+            problems: snap.problems,
+          },
+          null,
+          2,
+        ),
+      );
+    } else if (!snap.roster.ok) io.err(`sunset cap: the roster probe failed, so the count is unknown: ${snap.roster.error}`);
+    else io.out(formatCap(c, { admitting, queued, at: snap.at, redisError }));
+    for (const p of snap.problems) io.err(`sunset: ${p}`);
+    return snap.roster.ok ? EXIT.ok : EXIT.failure;
+  },
+};
+
+export function formatCap(c: CapCount, o: { admitting: number | null; queued: number | null; at: number; redisError?: string | null }): string {
+  const out: string[] = [];
+  const counted = c.live + (o.admitting ?? 0);
+  const parts = [`${c.live} live session${c.live === 1 ? '' : 's'}`];
+  if (o.admitting) parts.push(`${o.admitting} admitted, not on the roster yet`);
+  const state = counted >= c.ceiling ? 'AT THE CEILING: `sunset admit` refuses new starts' : `${c.ceiling - counted} free`;
+  out.push(`cap: ${counted}/${c.ceiling} — ${state} (${parts.join(', ')})`);
+  if (c.liveUnknown) out.push(`  (${c.liveUnknown} counted as live because their liveness cannot be told)`);
+  if (o.redisError) out.push(`  admissions in flight unknown: Redis unreachable (${o.redisError})`);
+  if (o.queued) out.push(`  ${o.queued} start${o.queued === 1 ? '' : 's'} queued by \`sunset admit --wait\``);
+  out.push(`on their way out: ${leavingPhrase(c.leaving.length)}`);
+  for (const x of c.leaving) {
+    const what = x.via === 'task' ? `task ${x.taskId}` : 'untasked (expire)';
+    const step = x.step === 'asked' ? 'asked' : `requested ${x.requests}×`;
+    const since = x.since ? `, ${formatDuration(o.at - Date.parse(x.since))} ago` : '';
+    out.push(`  ${x.id.padEnd(10)} ${what}: ${step}${since}`);
+  }
+  const held = c.awaitingHuman.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
+  out.push(`lanes awaiting a human holding slots: ${c.awaitingHuman.length}${c.awaitingHuman.length ? ` (${formatBytes(held)}) — a person's decision; sunset does not act on them` : ''}`);
+  for (const x of c.awaitingHuman) out.push(`  ${x.id.padEnd(10)} task ${x.taskId}  ${formatBytes(x.rssBytes)}`);
+  return out.join('\n');
+}

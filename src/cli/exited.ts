@@ -1,0 +1,28 @@
+import { Alarms } from '../alarms.js';
+import { loadResumeEntries } from '../resume.js';
+import { formatBytes } from '../report.js';
+import { EXIT, config, type Command } from './common.js';
+
+export const exitedCommand: Command = {
+  name: 'exited',
+  summary: 'the resume ledger: sessions sunset exited (or gave up on), and how to bring each back',
+  usage: `usage: sunset exited [--json] [--config FILE]
+
+Every session sunset exited — task, session id, cwd, kind, when, why, memory freed, and the
+command that resumes it — and every one it gave up on, newest first. \`sunset resume ID\`
+brings one back (through the cap).`,
+  options: { json: { type: 'boolean' } },
+  async run({ values }, io) {
+    const cfg = config(values, io);
+    const entries = loadResumeEntries(cfg, new Alarms(cfg).list());
+    if (values.json) io.out(JSON.stringify(entries, null, 2));
+    else if (!entries.length) io.out('nothing exited yet');
+    else
+      for (const e of entries) {
+        io.out(`${e.at}  ${e.outcome.padEnd(7)} ${(e.id ?? e.sessionId).padEnd(10)} ${e.kind ?? ''} ${e.taskId ? `task ${e.taskId}` : 'untasked'}  ${e.rssFreedBytes ? `freed ${formatBytes(e.rssFreedBytes)}` : ''}`);
+        io.out(`    why: ${e.why}`);
+        if (e.resume.length) io.out(`    resume: (cd ${e.cwd ?? '.'} && ${e.resume.join(' ')})   or: sunset resume ${e.taskId ?? e.sessionId}`);
+      }
+    return EXIT.ok;
+  },
+};

@@ -1,0 +1,162 @@
+// Prometheus /metrics on sunset's own Registry, computed at scrape from the shared fleet snapshot, the
+// queues, the alarms file and the audit log (read incrementally: only the lines added since last time).
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import type { Queue } from 'bullmq';
+import type { PipelineDeps } from '../pipeline.js';
+import { buildReport, LANES } from '../report.js';
+import { withTimeout } from './board.js';
+
+/** Audit events → the counter and label they add to. */
+const EVENTS: Record<string, { metric: 'asks' | 'requests' | 'exits' | 'giveUps'; label?: string }> = {
+  ask: { metric: 'asks' },
+  request: { metric: 'requests', label: 'task' },
+  'expire:request': { metric: 'requests', label: 'expire' },
+  'exit:person-request': { metric: 'requests', label: 'person' },
+  'exit:exited': { metric: 'exits' },
+  'give-up': { metric: 'giveUps', label: 'task' },
+  'expire:give-up': { metric: 'giveUps', label: 'expire' },
+};
+const EVENT = /"event":"([^"\\]*)"/;
+const PROBES = ['roster', 'tmux', 'proc', 'tasks', 'projects', 'inbox'];
+const VERDICTS = ['eligible', 'protected', 'gone', 'record'];
+const DEPTH_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'failed'] as const;
+
+/** Counts audit events, reading only the bytes appended since the last call (a shrunk file starts over). */
+export class AuditCounter {
+  private offset = 0;
+  private counts = new Map<string, number>();
+  constructor(private readonly file: string) {}
+
+  read(): Map<string, number> {
+    let size: number;
+    try {
+      size = statSync(this.file).size;
+    } catch {
+      return this.counts;
+    }
+    if (size < this.offset) {
+      this.offset = 0;
+      this.counts = new Map();
+    }
+    if (size === this.offset) return this.counts;
+    const fd = openSync(this.file, 'r');
+    try {
+      const chunk = Buffer.alloc(1 << 20);
+      let carry = Buffer.alloc(0);
+      while (this.offset < size) {
+        const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - this.offset), this.offset);
+        if (n <= 0) break;
+        this.offset += n;
+        const buf = carry.length ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
+        const last = buf.lastIndexOf(0x0a);
+        // a line still being written stays for the next read
+        carry = Buffer.from(last >= 0 ? buf.subarray(last + 1) : buf);
+        if (last < 0) continue;
+        for (const line of buf.subarray(0, last).toString('utf8').split('\n')) {
+          const m = EVENT.exec(line);
+          if (m) this.counts.set(m[1], (this.counts.get(m[1]) ?? 0) + 1);
+        }
+      }
+      this.offset -= carry.length;
+    } finally {
+      closeSync(fd);
+    }
+    return this.counts;
+  }
+}
+
+export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>) {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const r = [registry];
+  const g = {
+    rosterOk: new Gauge({ name: 'sunset_roster_ok', help: '1 when the last roster probe answered, else 0', registers: r }),
+    live: new Gauge({ name: 'sunset_live_sessions', help: 'Roster rows with a live process', registers: r }),
+    records: new Gauge({ name: 'sunset_records', help: 'Roster rows with no pid (records: never asked, exited or counted)', registers: r }),
+    sessions: new Gauge({ name: 'sunset_sessions', help: 'Roster rows by verdict', labelNames: ['verdict'], registers: r }),
+    rss: new Gauge({ name: 'sunset_rss_bytes', help: 'Process-tree RSS of live sessions, by lane', labelNames: ['lane'], registers: r }),
+    laneSessions: new Gauge({ name: 'sunset_lane_sessions', help: 'Live sessions by lane', labelNames: ['lane'], registers: r }),
+    awaitingOldest: new Gauge({ name: 'sunset_awaiting_human_oldest_seconds', help: 'How long the oldest lane awaiting a human has waited', registers: r }),
+    probes: new Gauge({ name: 'sunset_probe_failures', help: 'Probes that failed in the last sweep (inbox: sessions whose inbox could not be read)', labelNames: ['probe'], registers: r }),
+    depth: new Gauge({ name: 'sunset_queue_jobs', help: 'Jobs in each queue, by state', labelNames: ['queue', 'state'], registers: r }),
+    alarms: new Gauge({ name: 'sunset_alarms', help: 'Alarms raised, ever, by kind', labelNames: ['kind'], registers: r }),
+  };
+  const c = {
+    asks: new Counter({ name: 'sunset_asks_total', help: 'Exit asks delivered (audit "ask")', registers: r }),
+    requests: new Counter({ name: 'sunset_exit_requests_total', help: 'Exit requests made: task chains ("request"), expire ("expire:request"), people ("exit:person-request")', labelNames: ['source'], registers: r }),
+    exits: new Counter({ name: 'sunset_exits_total', help: 'Sessions confirmed to have left by their own exit path (audit "exit:exited")', registers: r }),
+    giveUps: new Counter({ name: 'sunset_give_ups_total', help: 'Chains that stopped asking after the last request (audit "give-up", "expire:give-up")', labelNames: ['source'], registers: r }),
+    capRefusals: new Counter({ name: 'sunset_cap_refusals_total', help: 'Starts refused at the cap (cap-reached alarms)', registers: r }),
+  };
+  const audit = new AuditCounter(join(deps.config.stateDir, 'audit.jsonl'));
+
+  async function collect(): Promise<string> {
+    const snap = await deps.fleet(2000);
+    const report = buildReport(snap);
+    g.rosterOk.set(snap.roster.ok ? 1 : 0);
+    g.live.set(report.roster.live);
+    g.records.set(report.roster.records);
+    for (const v of VERDICTS) g.sessions.set({ verdict: v }, report.verdicts[v] ?? 0);
+    for (const l of LANES) {
+      g.rss.set({ lane: l }, report.memory.byLane[l].bytes);
+      g.laneSessions.set({ lane: l }, report.memory.byLane[l].sessions);
+    }
+    g.awaitingOldest.set(Math.round((report.awaitingHuman[0]?.waitedMs ?? 0) / 1000));
+    const probes = new Map<string, number>(PROBES.map((p) => [p, 0]));
+    for (const k of Object.keys(snap.probeErrors)) probes.set(k, 1);
+    for (const s of snap.sessions) if (s.evidence.probeFailures.includes('inbox')) probes.set('inbox', (probes.get('inbox') ?? 0) + 1);
+    for (const [p, n] of probes) g.probes.set({ probe: p }, n);
+
+    const alarms = deps.alarms.list();
+    g.alarms.reset();
+    for (const kind of ['session-will-not-exit', 'cap-reached']) g.alarms.set({ kind }, alarms.filter((a) => a.kind === kind).length);
+    setCounter(c.capRefusals, alarms.filter((a) => a.kind === 'cap-reached').length);
+
+    const counts = audit.read();
+    const n = (e: string) => counts.get(e) ?? 0;
+    setCounter(c.asks, n('ask'));
+    setCounter(c.exits, n('exit:exited'));
+    for (const [event, def] of Object.entries(EVENTS)) if (def.label) setCounter(c[def.metric], n(event), { source: def.label });
+
+    g.depth.reset();
+    try {
+      const list = await queues();
+      await withTimeout(
+        Promise.all(
+          list.map(async (q) => {
+            const jc = await q.getJobCounts(...DEPTH_STATES);
+            for (const st of DEPTH_STATES) g.depth.set({ queue: q.name, state: st }, jc[st] ?? 0);
+          }),
+        ),
+        3000,
+        'queue counts',
+      );
+    } catch {
+      // Redis unreachable: the depths are absent rather than wrong
+    }
+    return registry.metrics();
+  }
+
+  // one scrape at a time: each resets and refills the gauges it owns
+  let queue: Promise<unknown> = Promise.resolve();
+  const serial = (): Promise<string> => {
+    const next = queue.then(collect, collect);
+    queue = next.catch(() => undefined);
+    return next;
+  };
+  return { registry, collect: serial, contentType: registry.contentType };
+}
+
+/** Counters only go up; these mirror totals kept on disk, so they are set by reset + inc. */
+function setCounter(counter: Counter<string>, value: number, labels?: Record<string, string>) {
+  if (labels) {
+    counter.remove(labels);
+    counter.inc(labels, value);
+  } else {
+    counter.reset();
+    counter.inc(value);
+  }
+}
+

@@ -1,0 +1,210 @@
+// The fleet and decisions pages, rendered on the server as plain HTML (escaped by `html`), refreshed by
+// the inline client script. Words come from REASONS, so a person reads why, not a code.
+import { html, raw, type Html } from './html.js';
+import { CSS } from './style.js';
+import { CLIENT_JS } from './client.js';
+import { laneChart, pct, relative, timeline } from './charts.js';
+import { reasonWords, type Row, type TaskTimeline } from './model.js';
+import { formatBytes, type Report } from '../report.js';
+import type { FleetSnapshot, SessionView } from '../fleet.js';
+import type { Alarm } from '../alarms.js';
+
+type Nav = 'fleet' | 'decisions' | 'login';
+
+interface Shell {
+  title: string;
+  nav: Nav;
+  host: string;
+  token: string | null;
+  at: number | null;
+  body: Html;
+}
+
+const NAV: Array<[Nav | 'queues' | 'metrics', string, string]> = [
+  ['fleet', '/', 'Fleet'],
+  ['decisions', '/decisions', 'Decisions'],
+  ['queues', '/queues', 'Queues'],
+  ['metrics', '/metrics', 'Metrics'],
+];
+
+export function page(o: Shell): string {
+  const iso = o.at ? new Date(o.at).toISOString() : '';
+  return `<!doctype html>\n${html`<html lang="en"><head>
+<meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex">
+${o.token ? html`<meta name="sunset-token" content="${o.token}">` : ''}
+<title>${o.title} · sunset · ${o.host}</title>
+<style>${raw(CSS)}</style>
+</head><body>
+<header class="top"><div class="brand">sun<span>set</span></div>
+<nav>${NAV.map(([k, href, label]) => html`<a href="${href}"${k === o.nav ? raw(' class="here" aria-current="page"') : ''}>${label}</a>`)}</nav>
+<div class="where">host <b>${o.host}</b>${o.at ? html` · <span id="updated">updated ${iso.slice(11, 19)} UTC</span>` : ''}</div></header>
+<main id="live" data-at="${iso}">${o.body}</main>
+<div id="notices" aria-live="polite"></div>
+${o.nav === 'login' ? '' : html`<script>${raw(CLIENT_JS)}</script>`}
+</body></html>`}`;
+}
+
+const VERDICT_ORDER: Record<string, number> = { eligible: 0, protected: 1, gone: 2, record: 3 };
+const cls = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]/g, '');
+
+function rosterBanner(snap: FleetSnapshot): Html {
+  if (snap.roster.ok) return html``;
+  return html`<div class="banner bad" role="alert"><b>The roster did not answer:</b> ${snap.roster.error}. Nothing is judged, asked or exited until it does (missing evidence protects).</div>`;
+}
+
+function problems(list: string[]): Html {
+  if (!list.length) return html``;
+  return html`<details class="problems card"><summary>${list.length} problem${list.length === 1 ? '' : 's'} a person should hear about</summary><ul>${list.map((p) => html`<li>${p}</li>`)}</ul></details>`;
+}
+
+function reasonsCell(s: SessionView): Html {
+  if (s.verdict === 'record') return html`<span class="sub">a roster record with no process: never asked, exited or counted</span>`;
+  if (s.verdict === 'gone') return html`<span class="sub">its process has ended</span>`;
+  if (s.verdict === 'eligible') {
+    const n = s.next;
+    const next = n ? `${n.step}${n.n ? ` ${n.n}` : ''}${n.at ? ` at ${n.at.slice(11, 19)} UTC` : ''}` : '';
+    return html`<span>nothing protects it</span>${next ? html`<span class="sub">next: ${next}</span>` : ''}`;
+  }
+  return html`<ul class="reasons">${s.reasons.map((r) => html`<li>${reasonWords(r)}<code>${r}</code></li>`)}</ul>`;
+}
+
+function sessionRow(r: Row, now: number): Html {
+  const s = r.s;
+  const live = s.live === true;
+  const ev = s.evidence;
+  return html`<tr class="${live ? '' : 'muted'}" data-id="${s.id}" data-verdict="${s.verdict}">
+<td data-sort="${s.id}"><b class="mono">${s.id}</b><span class="sub">${s.kind}${s.pid !== null ? ` · pid ${s.pid}` : ''}</span></td>
+<td data-sort="${s.taskId ?? ''}">${s.taskId ? html`<span class="mono">${s.taskId}</span> <span class="badge s-${cls(s.taskState ?? '')}">${s.taskState}</span>` : html`<span class="sub">${live ? 'untasked' : ''}</span>`}</td>
+<td data-sort="${VERDICT_ORDER[s.verdict] ?? 9}"><span class="badge v-${s.verdict}">${s.verdict}</span></td>
+<td>${reasonsCell(s)}</td>
+<td class="num" data-sort="${live && ev.silenceMs !== null ? Math.round(ev.silenceMs) : ''}">${live ? relative(ev.silenceMs) : '—'}</td>
+<td class="num" data-sort="${live && s.rssBytes !== null ? s.rssBytes : ''}">${live ? formatBytes(s.rssBytes) : '—'}</td>
+<td data-sort="${r.step}">${r.step ? html`<span class="step-text">${r.step}</span>` : ''}${r.timeline ? timeline(r.timeline, { now }) : ''}</td>
+</tr>`;
+}
+
+function figure(value: string | number, label: string, tone = ''): Html {
+  return html`<div class="figure ${tone}"><b>${value}</b><span>${label}</span></div>`;
+}
+
+export interface FleetPageData {
+  snap: FleetSnapshot;
+  report: Report;
+  rows: Row[];
+  tasks: TaskTimeline[];
+  token: string | null;
+}
+
+export function fleetPage(d: FleetPageData): string {
+  const { snap, report } = d;
+  const now = snap.at;
+  const lanes = report.memory.byLane;
+  const eligible = report.verdicts.eligible ?? 0;
+  const rows = [...d.rows].sort(
+    (a, b) => (VERDICT_ORDER[a.s.verdict] ?? 9) - (VERDICT_ORDER[b.s.verdict] ?? 9) || (b.s.rssBytes ?? -1) - (a.s.rssBytes ?? -1) || (a.s.id < b.s.id ? -1 : 1),
+  );
+  const body = html`<h1>The fleet</h1>
+<p class="lede">Every roster row, the verdict on it and why. A finished session leaves by its own exit path (<code>claude stop</code>, or <code>/exit</code> typed into its pane), never by a signal: released, then one message, then at most three exit requests, then a person decides.</p>
+${rosterBanner(snap)}
+<div class="figures">
+${figure(report.roster.live, 'live sessions')}
+${figure(formatBytes(report.memory.totalBytes), 'held by live sessions')}
+${figure(eligible, 'may leave now', eligible ? 'ok' : '')}
+${figure(`${lanes.finished.sessions} · ${formatBytes(lanes.finished.bytes)}`, 'finished, still running')}
+${figure(`${lanes['awaiting-human'].sessions} · ${formatBytes(lanes['awaiting-human'].bytes)}`, 'awaiting a human', lanes['awaiting-human'].sessions ? 'warn' : '')}
+${figure(`${report.roster.records} · ${report.roster.gone}`, 'records · gone')}
+</div>
+<section class="card"><h2>Memory by lane</h2>${laneChart(report.memory)}
+<p class="legend-note">Process-tree RSS of live sessions, by the state of the task that drives each. Lanes awaiting a human are a person's decision (<a href="/decisions">Decisions</a>); finished lanes are on their way out.</p></section>
+${problems(snap.problems)}
+<section class="card"><h2>Sessions <span class="sub">${snap.sessions.length} roster rows; click a heading to sort</span></h2>
+${rows.length ? html`<table id="sessions" class="sortable"><thead><tr>
+<th tabindex="0">Session</th><th tabindex="0">Task</th><th tabindex="0" data-type="number">Verdict</th><th tabindex="0">Why</th>
+<th tabindex="0" class="num" data-type="number">Silent</th><th tabindex="0" class="num" data-type="number">Memory</th><th tabindex="0">Step</th>
+</tr></thead><tbody>${rows.map((r) => sessionRow(r, now))}</tbody></table>` : html`<p class="empty">${snap.roster.ok ? 'The roster is empty.' : 'No rows: the roster did not answer.'}</p>`}
+</section>
+<section class="card"><h2>Task timelines <span class="sub">finished tasks, latest step first</span></h2>
+${d.tasks.length ? html`<div class="tasks-grid">${d.tasks.map((t) => html`<div class="task-tl" data-task="${t.id}"><h3><span class="mono">${t.id}</span> <span class="badge s-${cls(t.state)}">${t.state}</span> <span class="sub">${t.step}${t.sessionId ? html` · session <span class="mono">${t.sessionId}</span>` : ''}</span></h3>${timeline(t.timeline, { labels: true, now })}</div>`)}</div>` : html`<p class="empty">No finished task has been released yet.</p>`}
+</section>`;
+  return page({ title: 'Fleet', nav: 'fleet', host: snap.host, token: d.token, at: snap.at, body });
+}
+
+export interface DecisionsPageData {
+  snap: FleetSnapshot;
+  report: Report;
+  alarms: Alarm[];
+  token: string | null;
+}
+
+function exitForm(id: string, protectedHow: string | null): Html {
+  return html`<form class="exit-form" data-id="${id}" autocomplete="off">
+<input type="text" name="reason" maxlength="500" required placeholder="reason (audited)" aria-label="reason for the exit of ${id}">
+${protectedHow ? html`<label title="${protectedHow}"><input type="checkbox" name="override"> override: my decision</label>` : ''}
+<button type="submit">Request exit</button><output></output></form>`;
+}
+
+function liveView(snap: FleetSnapshot, sessionId: string | null | undefined): SessionView | null {
+  if (!sessionId) return null;
+  return snap.sessions.find((s) => (s.sessionId === sessionId || s.id === sessionId) && s.live === true) ?? null;
+}
+
+export function decisionsPage(d: DecisionsPageData): string {
+  const { snap, report } = d;
+  const now = snap.at;
+  const waiting = report.awaitingHuman;
+  const held = waiting.filter((w) => w.live);
+  const heldBytes = held.reduce((n, w) => n + (w.rssBytes ?? 0), 0);
+  const share = report.memory.totalBytes ? heldBytes / report.memory.totalBytes : 0;
+  const oldest = waiting.find((w) => w.waitedMs !== null);
+  const alarms = d.alarms.filter((a) => a.kind === 'session-will-not-exit' || a.kind === 'cap-reached').sort((a, b) => (a.at < b.at ? 1 : -1));
+
+  const headline = waiting.length
+    ? html`<p class="headline"><b>${formatBytes(heldBytes)}</b> across <b>${held.length}</b> lane${held.length === 1 ? '' : 's'} awaiting a human, <b>${pct(share)}</b> of the fleet's ${formatBytes(report.memory.totalBytes)}.${oldest ? html` The oldest, <span class="mono">${oldest.taskId}</span>, has waited <b>${relative(oldest.waitedMs)}</b>.` : ''}</p>`
+    : html`<p class="headline">No lane is awaiting a human.</p>`;
+
+  const alarmRows = alarms.map((a) => {
+    const v = liveView(snap, a.sessionId);
+    return html`<tr data-kind="${a.kind}"><td data-sort="${a.at}">${relative(now - Date.parse(a.at))} ago<span class="sub">${a.at.replace('T', ' ').slice(0, 19)} UTC</span></td>
+<td><span class="badge k-${a.kind}">${a.kind}</span></td>
+<td>${a.message}${a.taskId ? html`<span class="sub">task <span class="mono">${a.taskId}</span></span>` : ''}${a.sessionId ? html`<span class="sub">session <span class="mono">${a.sessionId}</span></span>` : ''}</td>
+<td class="num" data-sort="${v?.rssBytes ?? ''}">${v ? formatBytes(v.rssBytes) : a.kind === 'cap-reached' ? '' : 'not running'}</td>
+<td>${v ? exitForm(v.id, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}</td></tr>`;
+  });
+
+  const laneRows = waiting.map((w) => {
+    const v = liveView(snap, w.sessionId);
+    return html`<tr data-task="${w.taskId}"><td class="nowrap" data-sort="${w.taskId}"><span class="mono">${w.taskId}</span></td>
+<td data-sort="${v?.id ?? ''}">${v ? html`<span class="mono">${v.id}</span><span class="sub">${v.kind} · pid ${v.pid}</span>` : html`<span class="sub">${w.sessionId ? 'not running' : 'no session named'}</span>`}</td>
+<td class="num" data-sort="${w.rssBytes ?? ''}">${w.live ? formatBytes(w.rssBytes) : '—'}</td>
+<td class="num" data-sort="${w.waitedMs ?? ''}"><b>${relative(w.waitedMs)}</b><span class="sub">since ${w.waitingSince ? w.waitingSince.replace('T', ' ').slice(0, 16) : '?'} UTC, from ${w.waitingSinceFrom}</span></td>
+<td>${v ? exitForm(v.id, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}</td></tr>`;
+  });
+
+  const body = html`<h1>Decisions</h1>
+<p class="lede">What sunset leaves to a person. It never acts on a lane awaiting a human, nor goes past three exit requests: bounding those is your decision. A request made here goes through the same rate-limited queue as <code>sunset exit</code>, is judged on fresh evidence, and is recorded with your reason.</p>
+${rosterBanner(snap)}
+<section class="card"><h2>Lanes awaiting a human <span class="sub">oldest first</span></h2>
+${headline}
+${waiting.length ? html`<table id="awaiting" class="sortable"><thead><tr><th tabindex="0">Task</th><th tabindex="0">Session</th><th tabindex="0" class="num" data-type="number">Memory</th><th tabindex="0" class="num" data-type="number">Waited</th><th class="nosort">Decide</th></tr></thead><tbody>${laneRows}</tbody></table>` : ''}
+</section>
+<section class="card"><h2>Alarms <span class="sub">sessions that will not exit, and refused starts</span></h2>
+${alarms.length ? html`<table id="alarms" class="sortable"><thead><tr><th tabindex="0">When</th><th tabindex="0">Kind</th><th tabindex="0">What</th><th tabindex="0" class="num" data-type="number">Memory</th><th class="nosort">Decide</th></tr></thead><tbody>${alarmRows}</tbody></table>` : html`<p class="empty">No alarms.</p>`}
+</section>
+<section class="card"><h2>Any session</h2>
+<form class="exit-form" autocomplete="off"><input type="text" name="id" required placeholder="session id or sessionId" aria-label="session id">
+<input type="text" name="reason" maxlength="500" required placeholder="reason (audited)" aria-label="reason">
+<label><input type="checkbox" name="override"> override its protection: my decision</label><button type="submit">Request exit</button><output></output></form>
+<p class="legend-note">A record, a session that has gone, or an interactive session in no tmux pane cannot be reached by any override.</p>
+</section>`;
+  return page({ title: 'Decisions', nav: 'decisions', host: snap.host, token: d.token, at: snap.at, body });
+}
+
+export function loginPage(host: string, error?: string): string {
+  const body = html`<section class="card login"><h1>Sign in</h1>
+<p class="lede">This sunset listens off loopback, so every page needs its token (<code>web.token</code> in the config).</p>
+${error ? html`<div class="banner bad" role="alert">${error}</div>` : ''}
+<form method="post" action="/login"><label for="token">Token</label><input id="token" name="token" type="password" autocomplete="current-password" required><button type="submit">Sign in</button></form></section>`;
+  return page({ title: 'Sign in', nav: 'login', host, token: null, at: null, body });
+}
+

@@ -1,0 +1,191 @@
+// The web role of `sunset up` (DESIGN §7): the fleet and decisions pages, the JSON API, Prometheus
+// /metrics and a read-only Bull Board, behind the locks in auth.ts. A person's exit request goes through
+// requestPersonExit, the same road as `sunset exit`; nothing here calls sessionExit() (D2).
+import type { AddressInfo } from 'node:net';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import type { PipelineDeps } from '../pipeline.js';
+import type { Config } from '../config.js';
+import { snapshotJson, type FleetSnapshot } from '../fleet.js';
+import { buildReport } from '../report.js';
+import { requestPersonExit } from '../person-exit.js';
+import { checkRequest, COOKIE, isLoopback, loadToken, tokenMatches, urlHost, WebConfigError } from './auth.js';
+import { mountBoard, QueueDirectory } from './board.js';
+import { createMetrics } from './metrics.js';
+import { reasonWords, rowsOf, sessionsJson, taskTimelines } from './model.js';
+import { decisionsPage, fleetPage, loginPage } from './pages.js';
+import { CLIENT_JS_HASH } from './client.js';
+
+export { WebConfigError } from './auth.js';
+
+export interface Web {
+  close(): Promise<void>;
+  url: string;
+  token: string;
+}
+
+const PAGE_CSP = `default-src 'none'; script-src ${CLIENT_JS_HASH}; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
+/** Pages and API answers may use evidence this old: a refresh every few seconds costs one sweep, shared. */
+const READ_AGE_MS = 2000;
+const MAX_REASON = 500;
+
+/** Throws WebConfigError when the web must not start as configured; `sunset up` may call it before any other role starts. */
+export function assertWebConfig(config: Pick<Config, 'web'>): void {
+  const { host, token } = config.web;
+  if (!isLoopback(host) && !token) {
+    throw new WebConfigError(
+      `web.host is ${JSON.stringify(host)}, which is not loopback (127.0.0.1, localhost, ::1), and no web.token is set: ` +
+        `anyone who can reach that address could read the fleet. Set web.token (at least 16 characters) in the config, or bind web.host to 127.0.0.1.`,
+    );
+  }
+}
+
+export async function startWeb(deps: PipelineDeps): Promise<Web> {
+  assertWebConfig(deps.config);
+  const { host, port } = deps.config.web;
+  const loopback = isLoopback(host);
+  const { token, source } = loadToken(deps.config.stateDir, deps.config.web.token);
+  const max = deps.config.maxExitRequests;
+  const stateDir = deps.config.stateDir;
+
+  // close ends keep-alive sockets too: a browser left open must not hold shutdown
+  const app = Fastify({ logger: false, bodyLimit: 16 * 1024, return503OnClosing: true, forceCloseConnections: true });
+  const dir = new QueueDirectory(deps.config.redisUrl, Object.values(deps.producers).map((p) => p.name));
+  const metrics = createMetrics(deps, () => dir.refresh(30_000));
+  const bound = { port: 0 };
+
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
+    done(null, Object.fromEntries(new URLSearchParams(String(body))));
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    const path = req.url.split('?')[0];
+    const refusal = checkRequest({ method: req.method, path, headers: req.headers }, { host, port: bound.port, token, loopback });
+    if (!refusal) return;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      deps.log.warn({ event: 'web:refused', method: req.method, path, status: refusal.status, origin: req.headers.origin, ip: req.ip }, `web: refused ${req.method} ${path}: ${refusal.error}`);
+    }
+    reply.code(refusal.status);
+    if (refusal.status === 401) reply.header('www-authenticate', 'Bearer realm="sunset"');
+    if (refusal.status === 401 && (req.headers.accept ?? '').includes('text/html')) return sendPage(reply, loginPage(deps.config.host));
+    return reply.send({ error: refusal.error });
+  });
+
+  app.addHook('onSend', async (_req, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
+
+  function sendPage(reply: FastifyReply, body: string) {
+    return reply.header('content-security-policy', PAGE_CSP).type('text/html; charset=utf-8').send(body);
+  }
+  const snapshot = () => deps.fleet(READ_AGE_MS);
+  const rosterStatus = (snap: FleetSnapshot) => (snap.roster.ok ? 200 : 503);
+
+  // ------------------------------------------------------------------ pages
+
+  app.get('/', async (_req, reply) => {
+    const snap = await snapshot();
+    reply.code(rosterStatus(snap));
+    return sendPage(reply, fleetPage({ snap, report: buildReport(snap), rows: rowsOf(snap, stateDir, max), tasks: taskTimelines(snap, stateDir, max), token }));
+  });
+
+  app.get('/decisions', async (_req, reply) => {
+    const snap = await snapshot();
+    reply.code(rosterStatus(snap));
+    return sendPage(reply, decisionsPage({ snap, report: buildReport(snap), alarms: deps.alarms.list(), token }));
+  });
+
+  app.get('/login', async (_req, reply) => sendPage(reply, loginPage(deps.config.host)));
+  app.post('/login', async (req, reply) => {
+    const given = (req.body as { token?: unknown } | undefined)?.token;
+    if (!tokenMatches(typeof given === 'string' ? given.trim() : null, token)) {
+      deps.log.warn({ event: 'web:login-refused', ip: req.ip }, 'web: a sign-in with a wrong token was refused');
+      return sendPage(reply.code(401), loginPage(deps.config.host, 'That is not the token.'));
+    }
+    // a cookie for reads only (auth.ts): SameSite=Strict, never sent by another site's page
+    reply.header('set-cookie', `${COOKIE}=${encodeURIComponent(token)}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${30 * 86400}`);
+    return reply.code(303).header('location', '/').send();
+  });
+
+  app.get('/favicon.ico', async (_req, reply) => reply.code(204).header('cache-control', 'max-age=86400').send());
+
+  // ------------------------------------------------------------------ JSON API
+
+  app.get('/healthz', async () => ({ ok: true, host: deps.config.host }));
+
+  app.get('/api/sessions', async (_req, reply) => {
+    const snap = await snapshot();
+    return reply.code(rosterStatus(snap)).send(sessionsJson(snap, stateDir, max));
+  });
+
+  app.get('/api/verdict/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    const id = req.params.id;
+    const snap = await deps.fleet(1000);
+    if (!snap.roster.ok) return reply.code(503).send(snapshotJson({ ...snap, sessions: [] }));
+    const chosen = snap.sessions.filter((s) => s.id === id || s.sessionId === id);
+    if (!chosen.length) return reply.code(404).send({ ...snapshotJson({ ...snap, sessions: [] }), error: `no roster row has id or sessionId ${JSON.stringify(id)}` });
+    return snapshotJson({ ...snap, sessions: chosen });
+  });
+
+  app.get('/api/alarms', async () => ({ alarms: deps.alarms.list() }));
+
+  app.post('/api/exit/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    const id = req.params.id;
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) return reply.code(400).send({ error: 'the body is a JSON object: { "reason": "…", "override": false }' });
+    const { reason, override } = body;
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON)) return reply.code(400).send({ error: `reason takes a string of at most ${MAX_REASON} characters` });
+    if (override !== undefined && typeof override !== 'boolean') return reply.code(400).send({ error: 'override takes true or false' });
+    const r = await requestPersonExit(deps, id, { why: reason?.trim() || '(no reason given)', by: `web ${req.ip}`, override: override === true });
+    switch (r.status) {
+      case 'accepted':
+        return reply.code(202).send({ status: 'accepted', jobId: r.jobId, id: r.view.id, sessionId: r.view.sessionId });
+      case 'unknown-id':
+        return reply.code(404).send({ status: 'unknown-id', error: `no roster row has id or sessionId ${JSON.stringify(id)}` });
+      case 'roster-failed':
+        return reply.code(503).send({ status: 'roster-failed', error: r.error });
+      case 'refused':
+        return reply.code(409).send({
+          status: 'refused',
+          id: r.view.id,
+          verdict: r.view.verdict,
+          reasons: r.reasons,
+          reasonWords: r.reasons.map((x) => (x === 'record' ? 'it is a roster record with no process' : x === 'gone' ? 'its process has ended' : reasonWords(x))),
+          overridable: r.overridable,
+        });
+    }
+  });
+
+  // ------------------------------------------------------------------ metrics and the board
+
+  app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.collect()));
+
+  try {
+    await mountBoard(app, dir);
+    await app.listen({ host, port });
+  } catch (err: any) {
+    await dir.close();
+    await app.close().catch(() => undefined);
+    if (err.code === 'EADDRINUSE' || err.code === 'EADDRNOTAVAIL' || err.code === 'EACCES') {
+      throw new WebConfigError(`the web cannot listen on ${urlHost(host)}:${port} (${err.code}): choose another web.host or web.port`);
+    }
+    throw err;
+  }
+  bound.port = (app.server.address() as AddressInfo).port;
+  const url = `http://${urlHost(host)}:${bound.port}/`;
+  deps.log.info({ event: 'web:listening', url, loopback, token: source }, `web at ${url}${source === 'generated' ? ` (token generated into ${stateDir}/web-token)` : ''}`);
+
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    token,
+    close: () =>
+      (closing ??= (async () => {
+        await app.close();
+        await dir.close();
+      })()),
+  };
+}

@@ -1,0 +1,225 @@
+// `sunset admit` end to end: the real CLI (node dist/src/cli.js), a real test fleet, the shared Redis
+// (a unique host per test, its keys deleted after), commands that leave marker files so a test can
+// tell whether they ran.
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TestFleet, agentScript, pidAlive, waitFor } from './fleet/fleet.js';
+import { uniqueHost } from './support/sunset.js';
+import { admitKeys } from '../src/admit.js';
+import { Alarms } from '../src/alarms.js';
+import { parseConfig } from '../src/config.js';
+
+const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
+const H = 3_600_000;
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+
+interface Cli {
+  pid: number;
+  out: { stdout: string; stderr: string };
+  done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+let fleet: TestFleet;
+let host: string;
+const started: Cli[] = [];
+
+beforeEach(async () => {
+  fleet = await TestFleet.create();
+  host = uniqueHost();
+});
+afterEach(async () => {
+  // our own CLI processes, if a failed test left one running (never an agent: destroy() handles those)
+  for (const c of started.splice(0)) if (pidAlive(c.pid)) process.kill(c.pid, 'SIGKILL');
+  const signals = fleet.signals();
+  await fleet.destroy();
+  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+  await redis.del(...Object.values(admitKeys(host)));
+  await redis.quit();
+  expect(signals).toEqual([]); // D1: no agent received a signal, none forwarded by admit
+});
+
+function configFile(over: Record<string, unknown> = {}): string {
+  const file = join(fleet.root, `admit-${randomBytes(3).toString('hex')}.json`);
+  const { windows, ...rest } = over as { windows?: Record<string, unknown> };
+  writeFileSync(file, JSON.stringify(fleet.config({ host, probeTimeout: '10s', windows: { admitLease: '60s', ...windows }, ...rest })));
+  return file;
+}
+
+function cli(args: string[]): Cli {
+  // detached: its own process group, so a test can signal sunset alone, as a person's kill <pid> would
+  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const out = { stdout: '', stderr: '' };
+  child.stdout!.on('data', (d: Buffer) => (out.stdout += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => child.on('close', (code, signal) => res({ code, signal })));
+  const c = { pid: child.pid!, out, done };
+  started.push(c);
+  return c;
+}
+
+async function finish(c: Cli, ms = 60_000) {
+  const r = await Promise.race([c.done, new Promise<null>((res) => setTimeout(() => res(null), ms))]);
+  if (!r) throw new Error(`sunset did not finish within ${ms} ms; stderr so far:\n${c.out.stderr}`);
+  return { ...r, ...c.out };
+}
+
+const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 30_000) => {
+  if (!(await waitFor(cond, ms, 50))) throw new Error(`timed out waiting for: ${what}`);
+};
+
+/** A command that leaves a marker file, then exits with `code`. */
+function marking(name: string, code = 0): { argv: string[]; marker: string } {
+  const marker = join(fleet.root, `ran-${name}`);
+  return { argv: [process.execPath, '-e', 'require("fs").writeFileSync(process.argv[1], String(Date.now())); process.exit(Number(process.argv[2]))', marker, String(code)], marker };
+}
+
+/** A stand-in agent session started as the admitted command itself (it registers on the roster). */
+function agentArgv(): { id: string; argv: string[] } {
+  const id = randomBytes(4).toString('hex');
+  const cwd = join(fleet.root, 'work', id);
+  mkdirSync(cwd, { recursive: true });
+  return { id, argv: [process.execPath, agentScript(), '--registry', fleet.registryDir, '--id', id, '--session-id', randomUUID(), '--kind', 'background', '--mode', 'idle', '--cwd', cwd] };
+}
+
+describe('sunset admit', () => {
+  it('under the cap: runs the command and passes its exit code on; records never count', async () => {
+    await fleet.spawnBackground();
+    fleet.addRecords(30);
+    const cfg = configFile({ cap: 2 });
+    const m = marking('under', 7);
+    const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
+    expect(r.code).toBe(7);
+    expect(existsSync(m.marker)).toBe(true);
+    expect(r.stdout + r.stderr).toBe(''); // quiet when it admits: the terminal is the command's
+
+    const missing = await finish(cli(['admit', '--config', configFile({ cap: 5 }), '--', join(fleet.root, 'no-such-command')]));
+    expect(missing.code).toBe(127);
+    expect(missing.stderr).toMatch(/cannot start/);
+  });
+
+  it('at the cap: one line, exit 75, the command not run, one cap-reached alarm an hour', async () => {
+    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
+    fleet.writeTask({ id: 'fin', state: 'done', sessionId: a.sessionId, releasedAt: ago(H), exitAskedAt: ago(H / 2) });
+    await fleet.spawnBackground({ mode: 'busy' });
+    fleet.addRecords(5);
+    const cfg = configFile({ cap: 2 });
+    const m = marking('at');
+    const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
+    expect(r.code).toBe(75);
+    expect(r.stderr.trim().split('\n')).toEqual(['sunset admit: cap reached: 2/2 — not starting; 1 finished session is being asked to exit']);
+    expect(r.stdout).toBe('');
+    expect(existsSync(m.marker)).toBe(false);
+
+    const again = await finish(cli(['admit', '--config', configFile({ cap: 1 }), '--', ...m.argv]));
+    expect(again.code).toBe(75);
+    expect(again.stderr).toMatch(/cap reached: 2\/1 — not starting/);
+    const alarms = new Alarms(parseConfig(fleet.config({ host }), { env: {} })).list();
+    expect(alarms).toHaveLength(1); // the same hour: raised once
+    expect(alarms[0]).toMatchObject({ kind: 'cap-reached', host, ceiling: 2, counted: 2, leaving: 1 });
+  });
+
+  it('a failed roster exits 1 without running the command', async () => {
+    const cfg = configFile({ cap: 10 });
+    fleet.setRosterFault('fail');
+    const m = marking('roster');
+    const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/roster failed.*not starting/);
+    expect(existsSync(m.marker)).toBe(false);
+  });
+
+  it('two (or four) admits at cap − 1 cannot both start: the check and the lease are one step', async () => {
+    await fleet.spawnBackground();
+    const cfg = configFile({ cap: 2 });
+    const runs = ['r1', 'r2', 'r3', 'r4'].map((n) => ({ m: marking(n), c: null as Cli | null }));
+    for (const x of runs) x.c = cli(['admit', '--config', cfg, '--', ...x.m.argv]);
+    const results = await Promise.all(runs.map((x) => finish(x.c!)));
+    expect(results.map((r) => r.code).sort()).toEqual([0, 75, 75, 75]);
+    expect(runs.filter((x) => existsSync(x.m.marker))).toHaveLength(1);
+    // the lease holds the slot (the command is no session, so the roster never shows it)
+    const later = await finish(cli(['admit', '--config', cfg, '--', ...marking('r5').argv]));
+    expect(later.stderr).toMatch(/cap reached: 2\/2/);
+  });
+
+  it('a lease stops counting once the roster shows the session it started: counted once, not twice', async () => {
+    await fleet.spawnBackground();
+    const cfg = configFile({ cap: 3 });
+    const s = agentArgv();
+    const session = cli(['admit', '--config', cfg, '--', ...s.argv]);
+    await until('the admitted session is on the roster', () => typeof fleet.row(s.id)?.pid === 'number');
+    // 2 live rows; the lease is shown by its row, so 1 slot is free (not 0)
+    const c = await finish(cli(['cap', '--json', '--config', cfg]));
+    expect(JSON.parse(c.stdout)).toMatchObject({ live: 2, admitting: 0, counted: 2, free: 1 });
+    const m = marking('third');
+    expect((await finish(cli(['admit', '--config', cfg, '--', ...m.argv]))).code).toBe(0);
+    // now 2 rows + the third's lease (no session): full
+    const full = await finish(cli(['admit', '--config', cfg, '--', ...marking('fourth').argv]));
+    expect(full.code).toBe(75);
+    expect(full.stderr).toMatch(/cap reached: 3\/3/);
+    // the admitted session leaves by its own exit path; admit passes its exit code on
+    await fleet.stop(s.id);
+    expect((await finish(session)).code).toBe(0);
+    expect(fleet.ended(s.id)).toMatchObject([{ how: 'stop' }]);
+  });
+
+  it('sunset forwards the command no signal: a signal to admit never reaches the session', async () => {
+    const cfg = configFile({ cap: 5 });
+    const s = agentArgv();
+    const c = cli(['admit', '--config', cfg, '--', ...s.argv]);
+    await until('the admitted session is on the roster', () => typeof fleet.row(s.id)?.pid === 'number');
+    process.kill(c.pid, 'SIGINT'); // Ctrl-C is the command's business: admit stays, forwards nothing
+    await fleet.stop(s.id); // the session was alive all along to record any forwarded signal (afterEach: none)
+    const r = await finish(c);
+    expect(r).toMatchObject({ code: 0, signal: null }); // admit outlived the SIGINT and passed the command's code on
+    expect(fleet.ended(s.id)).toMatchObject([{ how: 'stop' }]);
+  });
+
+  it('--wait queues the start and starts it once a session exits', async () => {
+    const a = await fleet.spawnBackground();
+    const cfg = configFile({ cap: 1 });
+    const m = marking('waited', 5);
+    const w = cli(['admit', '--wait', '--timeout', '60s', '--config', cfg, '--', ...m.argv]);
+    await until('queued', () => /waiting for a slot: 1\/1, 1st in line/.test(w.out.stderr));
+    expect(w.out.stderr).toMatch(/^sunset admit: cap reached: 1\/1 — waiting for a slot; 0 finished sessions are being asked to exit$/m);
+    expect(existsSync(m.marker)).toBe(false);
+    await fleet.stop(a); // the session leaves by its own exit path; its slot frees
+    const r = await finish(w);
+    expect(r.code).toBe(5);
+    expect(existsSync(m.marker)).toBe(true);
+    expect(r.stderr).toMatch(/a slot freed after .* — starting/);
+  });
+
+  it('--wait is first come, first served across processes; --timeout bounds the wait (75)', async () => {
+    const a = await fleet.spawnBackground();
+    const cfg = configFile({ cap: 1 });
+    const first = marking('first');
+    const second = marking('second');
+    const w1 = cli(['admit', '--wait', '--timeout', '60s', '--config', cfg, '--', ...first.argv]);
+    await until('w1 queued', () => /1st in line/.test(w1.out.stderr));
+    const w2 = cli(['admit', '--wait', '--timeout', '8s', '--config', cfg, '--', ...second.argv]);
+    await until('w2 queued behind w1', () => /2nd in line/.test(w2.out.stderr));
+    expect(w2.out.stderr).toMatch(/cap reached: 1\/1 \+ 1 queued — waiting for a slot/);
+    // a start without --wait does not jump the queue either
+    const jumper = await finish(cli(['admit', '--config', cfg, '--', ...marking('jumper').argv]));
+    expect(jumper.code, jumper.stderr).toBe(75);
+    await fleet.stop(a);
+    expect((await finish(w1)).code).toBe(0);
+    expect(existsSync(first.marker)).toBe(true);
+    // w1's lease now holds the one slot until admitLease: w2 waits out its timeout
+    const r2 = await finish(w2);
+    expect(r2.code).toBe(75);
+    expect(r2.stderr).toMatch(/gave up after 8s: cap reached: 1\/1/);
+    expect(existsSync(second.marker)).toBe(false);
+  });
+
+  it('usage: no command, or --timeout without --wait, is exit 2', async () => {
+    const cfg = configFile();
+    expect((await finish(cli(['admit', '--config', cfg]))).code).toBe(2);
+    expect((await finish(cli(['admit', '--timeout', '5s', '--config', cfg, '--', 'true']))).code).toBe(2);
+    expect((await finish(cli(['admit', '--wait', '--timeout', 'soon', '--config', cfg, '--', 'true']))).code).toBe(2);
+  });
+});

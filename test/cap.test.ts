@@ -1,0 +1,215 @@
+// session-cap, the counting: countCap and its helpers as tables over plain data (no I/O), then
+// `sunset cap` on a real test fleet, spawned as a CLI.
+import { execFile } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { capLine, countCap, holdsSlot, hourBucket, leavingOf, leavingPhrase } from '../src/cap.js';
+import { leasesShown, type Lease } from '../src/admit.js';
+import type { SessionView } from '../src/fleet.js';
+import type { Evidence, TaskFacts } from '../src/verdict.js';
+import { TestFleet } from './fleet/fleet.js';
+import { uniqueHost } from './support/sunset.js';
+
+const H = 3_600_000;
+const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+
+function view(o: { id?: string; pid?: number | null; live?: boolean | null; task?: Partial<TaskFacts> | null; open?: string[]; invalid?: string[]; expire?: Evidence['expire']; taskState?: string }): SessionView {
+  const id = o.id ?? 'row';
+  const task = o.task === undefined || o.task === null ? null : ({ id: 't', state: 'done', terminal: true, exitRequests: 0, ...o.task } as TaskFacts);
+  const evidence: Evidence = {
+    live: o.live === undefined ? true : o.live,
+    status: 'idle',
+    silenceMs: 0,
+    attached: false,
+    inboxPending: 0,
+    probeFailures: [],
+    task,
+    openTasks: o.open ?? [],
+    invalidTasks: o.invalid ?? [],
+    ...(o.expire !== undefined ? { expire: o.expire } : {}),
+  };
+  return {
+    id,
+    sessionId: `${id}-uuid`,
+    kind: 'background',
+    pid: o.pid === undefined ? 100 : o.pid,
+    evidence,
+    verdict: 'protected',
+    reasons: [],
+    next: null,
+    row: {} as any,
+    live: o.pid === null ? false : o.live === undefined ? true : o.live,
+    taskId: task?.id ?? null,
+    taskState: o.taskState ?? task?.state ?? null,
+    rssBytes: 1000,
+    procStartMs: null,
+  };
+}
+
+describe('countCap: who holds a slot (D9, D5)', () => {
+  const rows: Array<[string, Parameters<typeof view>[0], 'live' | 'unknown' | 'record' | 'gone']> = [
+    ['a live pid', { pid: 10, live: true }, 'live'],
+    ['liveness unknown counts as live', { pid: 11, live: null }, 'unknown'],
+    ['no pid: a record, never counted', { pid: null, live: false }, 'record'],
+    ['a pid that ended: gone', { pid: 12, live: false }, 'gone'],
+  ];
+  for (const [name, o, want] of rows) {
+    it(name, () => {
+      const c = countCap({ sessions: [view(o)] }, 35);
+      expect({ live: c.live, liveUnknown: c.liveUnknown, records: c.records, gone: c.gone }).toEqual({
+        live: want === 'live' || want === 'unknown' ? 1 : 0,
+        liveUnknown: want === 'unknown' ? 1 : 0,
+        records: want === 'record' ? 1 : 0,
+        gone: want === 'gone' ? 1 : 0,
+      });
+      expect(holdsSlot(view(o))).toBe(want === 'live' || want === 'unknown');
+    });
+  }
+  it('96 rows of which 28 carry a live pid count 28 (the ADR-0010 measurement)', () => {
+    const sessions = [...Array.from({ length: 28 }, (_, i) => view({ id: `l${i}`, pid: 1000 + i })), ...Array.from({ length: 68 }, (_, i) => view({ id: `r${i}`, pid: null }))];
+    const c = countCap({ sessions }, 35);
+    expect(c).toMatchObject({ ceiling: 35, live: 28, records: 68 });
+  });
+});
+
+describe('leavingOf: finished sessions on their way out', () => {
+  const cases: Array<[string, Parameters<typeof view>[0], null | { via: string; step: string; requests: number }]> = [
+    ['terminal, released, not asked yet: not yet on its way', { task: { releasedAt: ago(H) } }, null],
+    ['terminal and asked', { task: { exitAskedAt: ago(H) } }, { via: 'task', step: 'asked', requests: 0 }],
+    ['terminal and requested twice', { task: { exitAskedAt: ago(H), exitRequests: 2, exitRequestedAt: ago(1000) } }, { via: 'task', step: 'requested', requests: 2 }],
+    ['exited (then resumed): not leaving', { task: { exitAskedAt: ago(H), exitRequests: 1, exitedAt: ago(10) } }, null],
+    ['given up: not leaving, a person decides', { task: { exitAskedAt: ago(H), exitRequests: 3, exitGaveUpAt: ago(10) } }, null],
+    ['an open task: not leaving', { task: { state: 'active', terminal: false, exitAskedAt: ago(H) } }, null],
+    ['awaiting-human named beside a terminal task: not leaving', { task: { exitAskedAt: ago(H) }, open: ['lane'] }, null],
+    ['untasked, expire requested once', { expire: { requests: 1, lastRequestAt: ago(10) } }, { via: 'expire', step: 'requested', requests: 1 }],
+    ['untasked, expire gave up', { expire: { requests: 3, gaveUpAt: ago(10) } }, null],
+    ['untasked, nothing asked', {}, null],
+  ];
+  for (const [name, o, want] of cases) {
+    it(name, () => {
+      const l = leavingOf(view(o));
+      if (want === null) expect(l).toBeNull();
+      else expect(l).toMatchObject(want);
+    });
+  }
+  it('only live rows are counted as leaving or as lanes holding slots', () => {
+    const c = countCap(
+      {
+        sessions: [
+          view({ id: 'a', task: { exitAskedAt: ago(H) } }),
+          view({ id: 'gone', pid: 5, live: false, task: { exitAskedAt: ago(H) } }),
+          view({ id: 'lane', task: { id: 'lane', state: 'awaiting-human', terminal: false } }),
+          view({ id: 'active', task: { id: 'act', state: 'active', terminal: false } }),
+          view({ id: 'deadlane', pid: null, task: { id: 'lane2', state: 'awaiting-human', terminal: false } }),
+        ],
+      },
+      3,
+    );
+    expect(c.live).toBe(3);
+    expect(c.leaving.map((x) => x.id)).toEqual(['a']);
+    expect(c.awaitingHuman).toEqual([{ id: 'lane', sessionId: 'lane-uuid', taskId: 'lane', rssBytes: 1000 }]);
+  });
+});
+
+describe('the refusal line and the alarm bucket', () => {
+  it('says the count, the ceiling and how many are on their way out', () => {
+    expect(capLine(36, 35, 4)).toBe('cap reached: 36/35 — not starting; 4 finished sessions are being asked to exit');
+    expect(capLine(35, 35, 1)).toBe('cap reached: 35/35 — not starting; 1 finished session is being asked to exit');
+    expect(capLine(34, 35, 0, { queued: 1, doing: 'waiting for a slot' })).toBe('cap reached: 34/35 + 1 queued — waiting for a slot; 0 finished sessions are being asked to exit');
+    expect(leavingPhrase(2)).toBe('2 finished sessions are being asked to exit');
+  });
+  it('buckets by the hour, so cap-reached is at most one an hour', () => {
+    expect(hourBucket(Date.parse('2026-11-30T12:00:00Z'))).toBe(hourBucket(Date.parse('2026-11-30T12:59:59.999Z')));
+    expect(hourBucket(Date.parse('2026-11-30T12:59:59Z'))).not.toBe(hourBucket(Date.parse('2026-11-30T13:00:00Z')));
+  });
+});
+
+describe('leasesShown: the roster shows an admitted session', () => {
+  const lease = (id: string, pid: number | null, startMs: number | null): Lease => ({ id, expiresAt: 0, at: 0, pid, startMs });
+  // a little process tree: 1 ← 50 (admit) ← 60 (the command, started 600) ← 70 (the session, a child)
+  const tree: Record<number, { ppid: number; startMs: number }> = { 50: { ppid: 1, startMs: 500 }, 60: { ppid: 50, startMs: 600 }, 70: { ppid: 60, startMs: 700 }, 80: { ppid: 1, startMs: 800 } };
+  const ancestry = (pid: number) => {
+    const out = [];
+    for (let p = pid; tree[p]; p = tree[p].ppid) out.push({ pid: p, startMs: tree[p].startMs });
+    return out;
+  };
+  const cases: Array<[string, Lease[], number[], string[]]> = [
+    ['the command is the session', [lease('L', 60, 600)], [60], ['L']],
+    ['the session is a descendant of the command', [lease('L', 60, 600)], [70], ['L']],
+    ['not on the roster yet', [lease('L', 60, 600)], [80], []],
+    ['no pid bound yet (just leased): counted', [lease('L', null, null)], [60, 70], []],
+    ['a reused pid (another start time) never matches', [lease('L', 60, 599)], [70], []],
+    ['each lease on its own', [lease('A', 60, 600), lease('B', 80, 800)], [80], ['B']],
+  ];
+  for (const [name, leases, pids, want] of cases) it(name, () => expect([...leasesShown(leases, pids, ancestry)].sort()).toEqual(want));
+});
+
+// ---------------------------------------------------------------- `sunset cap` on a test fleet
+
+const run = promisify(execFile);
+const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
+let fleet: TestFleet;
+
+async function cap(args: string[], over: Record<string, unknown> = {}) {
+  const file = join(fleet.root, 'cap.config.json');
+  writeFileSync(file, JSON.stringify(fleet.config({ host: uniqueHost(), cap: 4, ...over })));
+  try {
+    const r = await run(process.execPath, [CLI, 'cap', '--config', file, ...args]);
+    return { code: 0, stdout: r.stdout, stderr: r.stderr };
+  } catch (err: any) {
+    return { code: err.code as number, stdout: err.stdout as string, stderr: err.stderr as string };
+  }
+}
+
+describe('sunset cap', () => {
+  beforeEach(async () => {
+    fleet = await TestFleet.create();
+  });
+  afterEach(async () => {
+    const signals = fleet.signals();
+    await fleet.destroy();
+    expect(signals).toEqual([]); // D1
+  });
+
+  it('counts only rows with a live pid; lists the finished ones on their way out and the lanes holding slots', async () => {
+    const asked = await fleet.spawnBackground({ transcriptAgeMs: H });
+    fleet.writeTask({ id: 'fin', state: 'done', sessionId: asked.sessionId, releasedAt: ago(H), exitAskedAt: ago(H / 2), exitRequests: 1, exitRequestedAt: ago(H / 4) });
+    const lane = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: lane.sessionId });
+    const busy = await fleet.spawnBackground({ mode: 'busy' });
+    const gone = await fleet.spawnBackground();
+    await fleet.stop(gone); // left: its row is now a record
+    fleet.addRecords(40);
+
+    const j = await cap(['--json']);
+    expect(j.code).toBe(0);
+    const c = JSON.parse(j.stdout);
+    expect(c).toMatchObject({ ceiling: 4, live: 3, liveUnknown: 0, admitting: 0, counted: 3, free: 1, reached: false, records: 41 });
+    expect(c.leaving).toMatchObject([{ id: asked.id, taskId: 'fin', via: 'task', step: 'requested', requests: 1 }]);
+    expect(c.awaitingHuman).toMatchObject([{ id: lane.id, taskId: 'lane' }]);
+    expect(c.awaitingHuman[0].rssBytes).toBeGreaterThan(1024 * 1024);
+
+    const t = await cap([]);
+    expect(t.code).toBe(0);
+    expect(t.stdout).toMatch(/^cap: 3\/4 — 1 free \(3 live sessions\)$/m);
+    expect(t.stdout).toMatch(/on their way out: 1 finished session is being asked to exit\n\s+\S+\s+task fin: requested 1×/);
+    expect(t.stdout).toMatch(/lanes awaiting a human holding slots: 1/);
+    expect(t.stdout).not.toContain(busy.id); // live, counted, but neither leaving nor a lane
+
+    const at = await cap([], { cap: 3 });
+    expect(at.stdout).toMatch(/^cap: 3\/3 — AT THE CEILING/m);
+  });
+
+  it('a failed roster exits 1, with the error and no count', async () => {
+    await fleet.spawnBackground();
+    fleet.setRosterFault('fail');
+    const t = await cap([]);
+    expect(t.code).toBe(1);
+    expect(t.stderr).toMatch(/roster probe failed/);
+    const j = await cap(['--json']);
+    expect(j.code).toBe(1);
+    expect(JSON.parse(j.stdout)).toMatchObject({ live: null, counted: null, reached: null, error: expect.stringMatching(/roster/) });
+  });
+});

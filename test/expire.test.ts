@@ -1,0 +1,180 @@
+// expire: the backstop for sessions no task reaches (ADR-0010 decision 3), on a real test fleet and
+// the shared Redis, windows in milliseconds. Untasked sessions idle past expireIdle leave by their own
+// exit path; everything else — attached, busy, waiting, tasked (awaiting-human included), recently
+// active, unknown — is spared.
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TestFleet, waitFor, type Attachment } from './fleet/fleet.js';
+import { startTestSunset, testConfig, uniqueHost, type TestSunset } from './support/sunset.js';
+import { expirePace, runExpireScan } from '../src/expire.js';
+import { Alarms } from '../src/alarms.js';
+
+const H = 3_600_000;
+let fleet: TestFleet;
+let sunset: TestSunset | null = null;
+const clients: Attachment[] = [];
+const stops: Array<() => void> = [];
+
+const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 30_000) => {
+  if (!(await waitFor(cond, ms))) throw new Error(`timed out waiting for: ${what}`);
+};
+
+describe('expirePace: request n is due retryWait after exit job n−1 finished, never while it confirms', () => {
+  const cases: Array<[string, Parameters<typeof expirePace>[0], number, ReturnType<typeof expirePace>]> = [
+    ['the first request has nothing before it', null, 0, { due: true }],
+    ['the previous job is still confirming', { pending: true }, 10_000, { due: false }],
+    ['finished, retryWait not yet over', { finishedAt: 1000 }, 1100, { due: false, at: 1250 }],
+    ['finished, retryWait over', { finishedAt: 1000 }, 1250, { due: true }],
+    ['latched but the job is gone (crash, flush): enqueue it again', { missing: true }, 5000, { due: false, reenqueue: true }],
+  ];
+  for (const [name, prev, now, want] of cases) it(name, () => expect(expirePace(prev, 250, now)).toEqual(want));
+});
+
+describe('expire on a test fleet', () => {
+  beforeEach(async () => {
+    fleet = await TestFleet.create();
+  });
+  afterEach(async () => {
+    await sunset?.close();
+    sunset = null;
+    for (const stop of stops.splice(0)) stop();
+    for (const c of clients.splice(0)) await c.close();
+    const signals = fleet.signals();
+    await fleet.destroy();
+    expect(signals).toEqual([]); // D1
+  });
+
+  it('exits untasked sessions idle past the window by their own exit path; spares every other kind', async () => {
+    const idleBg = await fleet.spawnBackground({ transcriptAgeMs: H });
+    const idleIt = await fleet.spawnInteractive({ transcriptAgeMs: H });
+    const attached = await fleet.spawnBackground({ transcriptAgeMs: H });
+    clients.push(await fleet.attach(attached));
+    const busy = await fleet.spawnBackground({ mode: 'busy' });
+    const waiting = await fleet.spawnBackground({ mode: 'waiting', transcriptAgeMs: H });
+    const awaiting = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: awaiting.sessionId });
+    const active = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    fleet.writeTask({ id: 'work', state: 'active', sessionId: active.sessionId });
+    // recently active: the roster says idle, but its transcript keeps being written (every 200 ms, < expireIdle)
+    const recent = await fleet.spawnBackground();
+    const writing = setInterval(() => fleet.ageTranscript(recent, 0), 200);
+    stops.push(() => clearInterval(writing));
+    const inbox = await fleet.spawnBackground({ transcriptAgeMs: H });
+    fleet.addInboxMessage(inbox);
+    const noTranscript = await fleet.spawnBackground({ noTranscript: true });
+    const record = fleet.addRecord();
+
+    // expireIdle is small, yet far above the 200 ms between the recent session's writes: a sweep measures
+    // silence against the time it ENDS (src/fleet.ts), so on a loaded box a slow roster call inflates it
+    // (by at most probeTimeout, 5 s here)
+    sunset = await startTestSunset(testConfig(fleet, { windows: { expireIdle: 10_000, expireEvery: 300 } }));
+    const names = new Map(Object.entries({ idleBg, idleIt, attached, busy, waiting, awaiting, active, recent, inbox, noTranscript }).map(([k, a]) => [a.id, k]));
+    await until('both idle untasked sessions left', () => fleet.ended(idleBg).length > 0 && fleet.ended(idleIt).length > 0);
+    expect(fleet.ended(idleBg)).toMatchObject([{ how: 'stop' }]); // claude stop: a background session
+    expect(fleet.ended(idleIt)).toMatchObject([{ how: 'exit-typed' }]); // /exit typed into its pane
+    expect(fleet.ended(idleBg)[0].transcriptBytesAfter).toBeGreaterThan(fleet.ended(idleBg)[0].transcriptBytesBefore); // flushed
+    expect(sunset.exitCalls.map((id) => names.get(id)).sort()).toEqual(['idleBg', 'idleIt']);
+
+    // what a scan now says of the rest (a dry run: it enqueues nothing)
+    const scan = await runExpireScan(sunset.deps, { dryRun: true });
+    expect(scan.ok).toBe(true);
+    const by = (id: string) => scan.lines.find((l) => l.id === id);
+    expect(by(attached.id)).toMatchObject({ action: 'spared', reasons: ['client-attached'] });
+    expect(by(busy.id)).toMatchObject({ action: 'spared', reasons: expect.arrayContaining(['status-busy', 'idle-short']) });
+    expect(by(waiting.id)).toMatchObject({ action: 'spared', reasons: ['status-waiting'] });
+    expect(by(recent.id)).toMatchObject({ action: 'spared', reasons: ['idle-short'] });
+    expect(by(inbox.id)).toMatchObject({ action: 'spared', reasons: ['inbox-pending'] });
+    expect(by(noTranscript.id)).toMatchObject({ action: 'spared', reasons: ['transcript-unknown'] }); // D5
+    for (const tasked of [awaiting, active]) expect(by(tasked.id)).toBeUndefined(); // tasked: not expire's to judge (D4)
+    expect(by(record.id)).toBeUndefined(); // D9
+    for (const a of [idleBg, idleIt]) expect(by(a.id)).toBeUndefined(); // gone
+
+    const spared = [attached, busy, waiting, awaiting, active, recent, inbox, noTranscript];
+    for (const a of spared) expect(fleet.isAlive(a), a.id).toBe(true);
+    expect(spared.flatMap((a) => fleet.requests(a))).toEqual([]);
+    expect(sunset.exitCalls.map((id) => names.get(id)).sort()).toEqual(['idleBg', 'idleIt']);
+  });
+
+  it('a session that will not leave: at most maxExitRequests requests, each after the last one finished, then one alarm', async () => {
+    const stubborn = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    const windows = { expireIdle: 500, expireEvery: 200, retryWait: 250, exitConfirm: 4000 };
+    sunset = await startTestSunset(testConfig(fleet, { windows }));
+    const alarms = () => new Alarms(sunset!.config).list();
+    await until('gave up', () => alarms().length > 0, 90_000);
+    await runExpireScan(sunset.deps); // a further scan changes nothing
+    const reqs = fleet.requests(stubborn);
+    expect(reqs.map((r) => r.how)).toEqual(['stop', 'stop', 'stop']);
+    // never while the previous request is still confirming: exitConfirm + retryWait between calls
+    for (let i = 1; i < reqs.length; i++) expect(Date.parse(reqs[i].at) - Date.parse(reqs[i - 1].at)).toBeGreaterThanOrEqual(windows.exitConfirm + windows.retryWait - 100);
+    expect(alarms()).toHaveLength(1);
+    expect(alarms()[0]).toMatchObject({ kind: 'session-will-not-exit', taskId: null, sessionId: stubborn.sessionId, id: stubborn.id });
+    expect(sunset.exitCalls).toEqual([stubborn.id, stubborn.id, stubborn.id]);
+    expect(fleet.isAlive(stubborn)).toBe(true); // nothing stronger: a person decides now
+    const scan = await runExpireScan(sunset.deps, { dryRun: true });
+    expect(scan.lines.find((l) => l.id === stubborn.id)).toMatchObject({ action: 'spared', reasons: ['gave-up'] });
+  });
+});
+
+const run = promisify(execFile);
+const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
+
+describe('sunset expire (the CLI)', () => {
+  beforeEach(async () => {
+    fleet = await TestFleet.create();
+  });
+  afterEach(async () => {
+    const signals = fleet.signals();
+    await fleet.destroy();
+    expect(signals).toEqual([]);
+  });
+
+  async function expire(args: string[], host: string) {
+    const file = join(fleet.root, 'expire.config.json');
+    writeFileSync(file, JSON.stringify(fleet.config({ host, windows: { expireIdle: '30m' } })));
+    try {
+      const r = await run(process.execPath, [CLI, 'expire', '--config', file, ...args]);
+      return { code: 0, stdout: r.stdout, stderr: r.stderr };
+    } catch (err: any) {
+      return { code: err.code as number, stdout: err.stdout as string, stderr: err.stderr as string };
+    }
+  }
+
+  it('prints one line per session it would exit (or did enqueue); the spared only with --verbose', async () => {
+    const host = uniqueHost();
+    const idle = await fleet.spawnBackground({ transcriptAgeMs: H });
+    const young = await fleet.spawnBackground({ transcriptAgeMs: 60_000 });
+    const busy = await fleet.spawnBackground({ mode: 'busy' });
+    fleet.addRecord();
+
+    const dry = await expire(['--dry-run'], host);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^would-enqueue\\s+${idle.id}\\s+silent 1h\\S*\\s+request 1/3$`))]);
+
+    const verbose = await expire(['--dry-run', '--verbose'], host);
+    expect(verbose.stdout).toMatch(new RegExp(`^spared\\s+${young.id}\\s+silent 1m\\S*\\s+\\(idle-short\\)$`, 'm'));
+    expect(verbose.stdout).toMatch(new RegExp(`^spared\\s+${busy.id}\\s.*\\(status-busy`, 'm'));
+    expect(existsSync(join(fleet.stateDir, 'expire'))).toBe(false); // a dry run latches nothing
+
+    const real = await expire([], host);
+    expect(real.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^enqueued\\s+${idle.id}\\s+silent 1h\\S*\\s+request 1/3$`))]);
+    expect(readdirSync(join(fleet.stateDir, 'expire')).filter((n) => !n.startsWith('.'))).toHaveLength(1);
+    // no `sunset up` runs here: the request waits in the queue; a second scan does not request again
+    const again = await expire([], host);
+    expect(again).toMatchObject({ code: 0, stdout: '' });
+    expect((await expire(['--verbose'], host)).stdout).toMatch(new RegExp(`^waiting\\s+${idle.id}\\b`, 'm'));
+    for (const a of [idle, young, busy]) expect(fleet.isAlive(a)).toBe(true);
+    expect(fleet.requests()).toEqual([]);
+  });
+
+  it('a failed roster: nothing expires, exit 1', async () => {
+    await fleet.spawnBackground({ transcriptAgeMs: H });
+    fleet.setRosterFault('fail');
+    const r = await expire([], uniqueHost());
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/roster failed, nothing expires/);
+    expect(r.stdout).toBe('');
+  });
+});

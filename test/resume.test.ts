@@ -1,0 +1,90 @@
+// The resume ledger: what sunset exited comes back on demand, through the cap.
+import { execFile, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { TestFleet, waitFor } from './fleet/fleet.js';
+import { startTestSunset, testConfig, FAST_WINDOWS, uniqueHost, type TestSunset } from './support/sunset.js';
+import { findExited, resumeArgv, resumeEntries } from '../src/resume.js';
+import { parseConfig } from '../src/config.js';
+
+const exec = promisify(execFile);
+const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
+const H = 3_600_000;
+
+describe('resume entries (pure)', () => {
+  const cfg = parseConfig({}, { env: {} });
+  it('lists exited sessions newest first with their resume command, and gave-up ones without', () => {
+    const e = resumeEntries(
+      cfg,
+      [
+        { jobId: 'exit/t1/s1/1', reason: 'request', taskId: 't1', sessionId: 's1', id: 'a1', kind: 'background', cwd: '/w/1', n: 1, outcome: 'exited', finishedAt: '2026-11-30T01:00:00Z', rssBytes: 400e6 },
+        { jobId: 'person/s2/1', reason: 'person', sessionId: 's2', id: 'a2', kind: 'interactive', cwd: '/w/2', outcome: 'exited', finishedAt: '2026-11-30T02:00:00Z', by: 'gera', why: 'memory' } as any,
+        { jobId: 'exit/t3/s3/1', reason: 'request', taskId: 't3', sessionId: 's3', outcome: 'still-running', finishedAt: '2026-11-30T03:00:00Z' },
+      ],
+      [{ kind: 'session-will-not-exit', key: 'task/t4', at: '2026-11-30T04:00:00Z', host: 'h', taskId: 't4', sessionId: 's4', message: 'will not exit' }],
+    );
+    expect(e.map((x) => [x.outcome, x.sessionId])).toEqual([
+      ['gave-up', 's4'],
+      ['exited', 's2'],
+      ['exited', 's1'],
+    ]);
+    expect(e[2]).toMatchObject({ resume: ['claude', '--resume', 's1'], cwd: '/w/1', rssFreedBytes: 400e6, why: 'task t1 finished (request 1 of 3)' });
+    expect(e[1].why).toMatch(/gera: memory/);
+    expect(findExited(e, 't1')?.sessionId).toBe('s1');
+    expect(findExited(e, 'a2')?.sessionId).toBe('s2');
+    expect(findExited(e, 's4')).toBeNull(); // gave up: still running, nothing to resume
+    expect(resumeArgv(cfg, e[1], false).argv).toEqual(['tmux', 'new-session', '-d', '-s', 'sunset-resume-a2', '-c', '/w/2', '--', 'claude', '--resume', 's2']);
+    expect(resumeArgv(cfg, e[1], true).argv).toEqual(['tmux', 'new-window', '-c', '/w/2', '--', 'claude', '--resume', 's2']);
+    expect(resumeArgv(cfg, e[2], false).argv).toEqual(['claude', '--resume', 's1']);
+  });
+});
+
+describe('sunset exited / sunset resume on a test fleet', () => {
+  let fleet: TestFleet;
+  let sunset: TestSunset | null = null;
+  beforeEach(async () => {
+    fleet = await TestFleet.create();
+  });
+  afterEach(async () => {
+    await sunset?.close();
+    sunset = null;
+    const signals = fleet.signals();
+    await fleet.destroy();
+    expect(signals).toEqual([]);
+  });
+
+  it('an interactive session sunset exited comes back in a tmux session, and is then protected as resumed', async () => {
+    const host = uniqueHost();
+    const i = await fleet.spawnInteractive({ transcriptAgeMs: H });
+    fleet.writeTask({ id: 'ti', state: 'done', sessionId: i.sessionId });
+    sunset = await startTestSunset(testConfig(fleet, { host }));
+    expect(await waitFor(() => Boolean(fleet.readTask('ti').exitedAt), 30_000)).toBe(true);
+    await sunset.close();
+    sunset = null;
+    const cfg = fleet.writeConfig({ host, windows: FAST_WINDOWS });
+    const listed = JSON.parse((await exec(process.execPath, [CLI, 'exited', '--json', '--config', cfg])).stdout);
+    expect(listed).toMatchObject([{ outcome: 'exited', taskId: 'ti', sessionId: i.sessionId, kind: 'interactive', cwd: i.cwd, resume: [fleet.claudeBin, '--resume', i.sessionId] }]);
+    const r = await exec(process.execPath, [CLI, 'resume', 'ti', '--config', cfg], { env: { ...process.env, TMUX: '' } });
+    expect(r.stderr).toMatch(/attach with: tmux -L/);
+    expect(await waitFor(() => typeof fleet.row(i)?.pid === 'number' && fleet.isAlive(fleet.row(i)!.pid), 20_000)).toBe(true);
+    const v = JSON.parse((await exec(process.execPath, [CLI, 'verdict', i.id, '--json', '--config', cfg]).catch((e) => e)).stdout);
+    expect(v.sessions[0]).toMatchObject({ kind: 'interactive', verdict: 'protected', live: true });
+    expect(v.sessions[0].reasons).toContain('resumed');
+  });
+
+  it('unknown ids exit 2; a background session resumes in the foreground and passes on its exit code', async () => {
+    const cfg = fleet.writeConfig({ host: uniqueHost() });
+    const unknown = await exec(process.execPath, [CLI, 'resume', 'nope', '--config', cfg]).catch((e) => e);
+    expect(unknown.code).toBe(2);
+    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
+    fleet.writeTask({ id: 'tb', state: 'done', sessionId: a.sessionId });
+    sunset = await startTestSunset(testConfig(fleet));
+    expect(await waitFor(() => Boolean(fleet.readTask('tb').exitedAt), 30_000)).toBe(true);
+    const child = spawn(process.execPath, [CLI, 'resume', 'tb', '--config', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const code = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
+    expect(await waitFor(() => typeof fleet.row(a)?.pid === 'number' && fleet.isAlive(fleet.row(a)!.pid), 20_000)).toBe(true);
+    await fleet.stop(a.id); // it leaves by its own path again; `sunset resume` passes its exit code on
+    expect(await code).toBe(0);
+  });
+});

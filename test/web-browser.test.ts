@@ -1,0 +1,230 @@
+// The pages in a real browser: headless Chromium (Debian's /usr/bin/chromium) driven by playwright-core.
+// These tests FAIL when Chromium is missing: CI installs it (`apt-get install -y chromium`).
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { TestFleet, waitFor } from './fleet/fleet.js';
+import { startTestSunset, testConfig, type TestSunset } from './support/sunset.js';
+import { startWeb, type Web } from '../src/web/server.js';
+import { ownRedis } from './support/redis.js';
+import { closeProducers, createDeps } from '../src/pipeline.js';
+import { parseConfig } from '../src/config.js';
+import { silentLogger } from '../src/log.js';
+
+const CHROMIUM = process.env.SUNSET_TEST_CHROMIUM ?? '/usr/bin/chromium';
+const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARTIFACTS = join(__dirname, '..', 'test-artifacts');
+const H = 3_600_000;
+// a real browser on a busy 2-core machine: generous deadlines, but every wait is on a condition
+const SLOW = 120_000;
+const POLL = { timeout: 20_000, interval: 100 };
+
+let browser: BrowserContext;
+let profile: string;
+let fleet: TestFleet;
+let sunset: TestSunset | null = null;
+let page: Page;
+/** Every URL the page asked for, and every console error it printed. */
+let requested: string[] = [];
+let consoleErrors: string[] = [];
+
+/** Set when there is no browser: every test then fails with it (never skips: CI must install Chromium). */
+let missing: string | null = null;
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) {
+    missing = `Chromium is not installed at ${CHROMIUM}: the browser tests need it (apt-get install -y chromium). They fail rather than skip, so CI must install it.`;
+    return;
+  }
+  mkdirSync(ARTIFACTS, { recursive: true });
+  profile = mkdtempSync(join(tmpdir(), 'sunset-chromium-'));
+  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1440, height: 900 } });
+}, SLOW);
+afterAll(async () => {
+  await browser?.close();
+  if (profile) rmSync(profile, { recursive: true, force: true });
+}, SLOW);
+
+beforeEach(async () => {
+  if (missing) throw new Error(missing);
+  fleet = await TestFleet.create();
+  page = await browser.newPage();
+  requested = [];
+  consoleErrors = [];
+  page.on('request', (r) => requested.push(r.url()));
+  page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+  page.on('pageerror', (e) => consoleErrors.push(e.message));
+});
+afterEach(async () => {
+  if (missing) return;
+  await page?.close();
+  await sunset?.close();
+  sunset = null;
+  const signals = fleet.signals();
+  await fleet.destroy();
+  expect(signals).toEqual([]); // D1: no agent got a signal
+}, SLOW);
+
+async function up(roles: Array<'producers' | 'workers' | 'web'>, windows: Record<string, number> = {}): Promise<Web> {
+  sunset = await startTestSunset(testConfig(fleet, { web: { port: 0 }, windows }), { roles, startWeb });
+  return sunset.web as unknown as Web;
+}
+
+const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 45_000) => {
+  if (!(await waitFor(cond, ms, 50))) throw new Error(`timed out waiting for: ${what}`);
+};
+
+/** The page fetched nothing but from the server itself, and printed no error but the answers it expected. */
+function stayedHome(web: Web, expectedStatuses: number[] = []) {
+  const origin = new URL(web.url).origin;
+  expect(requested.filter((u) => !u.startsWith(origin) && !u.startsWith('data:'))).toEqual([]);
+  const expected = (e: string) => expectedStatuses.some((st) => e.includes(`Failed to load resource: the server responded with a status of ${st}`));
+  expect(consoleErrors.filter((e) => !expected(e))).toEqual([]);
+}
+
+describe('the fleet page', () => {
+  it('lists every roster row with its verdict and reasons in words, a memory chart by lane, timelines; sorts and refreshes itself', async () => {
+    const waiting = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    fleet.writeTask({ id: 'design-review', state: 'awaiting-human', sessionId: waiting.sessionId, stateChangedAt: new Date(Date.now() - 269 * H).toISOString() });
+    const busy = await fleet.spawnBackground({ mode: 'busy' });
+    fleet.writeTask({ id: 'fix-login', state: 'active', sessionId: busy.sessionId });
+    const idle = await fleet.spawnBackground({ transcriptAgeMs: 2 * H });
+    const young = await fleet.spawnBackground({ transcriptAgeMs: 10 * 60_000 });
+    const asked = await fleet.spawnBackground({ transcriptAgeMs: H });
+    const t0 = Date.now() - H;
+    fleet.writeTask({
+      id: 'ship-report', state: 'done', sessionId: asked.sessionId,
+      releasedAt: new Date(t0).toISOString(), exitAskedAt: new Date(t0 + 15 * 60_000).toISOString(),
+      exitRequests: 2, exitRequestedAt: new Date(t0 + 45 * 60_000).toISOString(),
+    });
+    const rec = fleet.addRecord();
+    // web only: nothing acts, so every verdict stays as written
+    const web = await up(['web']);
+
+    await page.goto(web.url);
+    const row = (id: string) => page.locator(`#sessions tr[data-id="${id}"]`);
+    await expect.poll(() => page.locator('#sessions tbody tr').count(), POLL).toBe(6);
+    expect(await row(waiting.id).getAttribute('data-verdict')).toBe('protected');
+    expect(await row(waiting.id).innerText()).toContain('its task is still open (active or awaiting a human)');
+    expect(await row(waiting.id).innerText()).toContain('design-review');
+    expect(await row(busy.id).innerText()).toContain('the roster says it is busy');
+    expect(await row(idle.id).getAttribute('data-verdict')).toBe('eligible');
+    expect(await row(idle.id).innerText()).toMatch(/nothing protects it[\s\S]*next: expire 1/);
+    expect(await row(young.id).innerText()).toContain('untasked and not yet idle for the expire window');
+    expect(await row(asked.id).getAttribute('data-verdict')).toBe('eligible');
+    expect(await row(asked.id).innerText()).toContain('request 2 of 3');
+    expect(await row(asked.id).locator('ol.timeline li.done').count()).toBe(4); // released, asked, request 1, request 2
+    expect(await row(rec.id).getAttribute('data-verdict')).toBe('record');
+    expect(await row(rec.id).innerText()).toContain('a roster record with no process');
+
+    // memory by lane: an inline SVG, one bar per lane
+    expect(await page.locator('svg.lane-chart g.lane').count()).toBe(4);
+    expect(await page.locator('svg.lane-chart g.lane[data-lane="awaiting-human"] text.lane-value').textContent()).toMatch(/MB · 1 session · \d+ %/);
+    expect(await page.locator('.task-tl[data-task="ship-report"]').innerText()).toMatch(/released[\s\S]*asked[\s\S]*request 2[\s\S]*exited/);
+    await page.screenshot({ path: join(ARTIFACTS, 'fleet.png'), fullPage: true });
+
+    // sort by memory, largest first; a second click turns it around
+    const memory = page.locator('#sessions thead th', { hasText: 'Memory' });
+    const rss = async () => (await page.locator('#sessions tbody tr td:nth-child(6)').evaluateAll((tds) => tds.map((td) => (td as HTMLElement).dataset.sort))).filter((v) => v !== '').map(Number);
+    await memory.click();
+    expect(await memory.getAttribute('aria-sort')).toBe('descending');
+    const down = await rss();
+    expect(down).toEqual([...down].sort((a, b) => b - a));
+    await memory.click();
+    const upward = await rss();
+    expect(upward).toEqual([...upward].sort((a, b) => a - b));
+
+    // it refreshes itself, keeping the sort: the busy session turns idle and the page says so
+    fleet.setStatus(busy, 'idle');
+    await until('the page refreshed', async () => !(await row(busy.id).innerText()).includes('the roster says it is busy'), 45_000);
+    expect(await memory.getAttribute('aria-sort')).toBe('ascending');
+    expect(await row(busy.id).innerText()).toContain('its task is still open');
+    stayedHome(web);
+  }, SLOW);
+});
+
+describe('the decisions page', () => {
+  it('shows lanes awaiting a human and an alarm; a person exits a lane from the page and it leaves by its own path', async () => {
+    const lane = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    fleet.writeTask({ id: 'pricing-question', state: 'awaiting-human', sessionId: lane.sessionId, stateChangedAt: new Date(Date.now() - 269 * H).toISOString() });
+    const lane2 = await fleet.spawnBackground({ transcriptAgeMs: 50 * H });
+    fleet.writeTask({ id: 'api-naming', state: 'awaiting-human', sessionId: lane2.sessionId, awaitingHumanSince: new Date(Date.now() - 46 * H).toISOString() });
+    // a session the chain gave up on: its task file latched as the retry worker leaves it, and its alarm
+    const stubborn = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    const t0 = Date.now() - 2 * H;
+    const at = (min: number) => new Date(t0 + min * 60_000).toISOString();
+    fleet.writeTask({ id: 'migrate-db', state: 'done', sessionId: stubborn.sessionId, releasedAt: at(0), exitAskedAt: at(15), exitRequests: 3, exitRequestedAt: at(45), exitGaveUpAt: at(55) });
+    // workers (the exit worker carries out a person's request) and the web; no producer re-plans the chains
+    const web = await up(['workers', 'web']);
+    await sunset!.deps.alarms.raise('session-will-not-exit', 'migrate-db', {
+      taskId: 'migrate-db',
+      sessionId: stubborn.sessionId,
+      message: `session ${stubborn.id} did not exit after 3 requests (task migrate-db): a person decides`,
+    });
+
+    await page.goto(new URL('/decisions', web.url).href);
+    const lanes = page.locator('#awaiting tbody tr');
+    expect(await lanes.count()).toBe(2);
+    expect(await lanes.nth(0).getAttribute('data-task')).toBe('pricing-question'); // oldest first
+    expect(await lanes.nth(0).innerText()).toMatch(/11 days[\s\S]*from stateChangedAt/);
+    expect(await lanes.nth(1).innerText()).toMatch(/46 h[\s\S]*from awaitingHumanSince/);
+    expect(await page.locator('p.headline').innerText()).toMatch(/across 2 lanes awaiting a human, \d+ % of the fleet's/);
+    const alarm = page.locator('#alarms tbody tr[data-kind="session-will-not-exit"]');
+    expect(await alarm.count()).toBe(1);
+    expect(await alarm.innerText()).toContain('migrate-db');
+    await page.screenshot({ path: join(ARTIFACTS, 'decisions.png'), fullPage: true });
+
+    // without the override the verdict refuses, and says why in words
+    const form = page.locator('#awaiting tr[data-task="pricing-question"] form.exit-form');
+    await form.locator('input[name=reason]').fill('parked for two weeks; the box needs the memory');
+    await form.locator('button').click();
+    await expect.poll(() => form.locator('output').textContent(), POLL).toMatch(/Refused: .* is protected \(its task is still open/);
+    expect(fleet.isAlive(lane)).toBe(true);
+
+    // with it, the person's decision goes through the same queue as `sunset exit`
+    await form.locator('input[name=override]').check();
+    await form.locator('button').click();
+    await expect.poll(() => page.locator('#notices .notice.ok').first().textContent(), POLL).toMatch(/requested \(job person\//);
+    await page.screenshot({ path: join(ARTIFACTS, 'decisions-after-request.png'), fullPage: false });
+    await until('the lane left', () => !fleet.isAlive(lane));
+    expect(fleet.ended(lane)).toMatchObject([{ how: 'stop' }]);
+    expect(fleet.isAlive(lane2) && fleet.isAlive(stubborn)).toBe(true);
+    const audit = readFileSync(join(sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
+    expect(audit).toMatch(/"event":"exit:person-request".*"why":"parked for two weeks; the box needs the memory","override":true/);
+    stayedHome(web, [409]); // the refusal above
+  }, SLOW);
+});
+
+describe('the queue board', () => {
+  it("serves Bull Board for every host's queues from this server alone", async () => {
+    // a private Redis: the board shows what is in it, and the shared one holds every other test's queues
+    const redis = await ownRedis();
+    try {
+      const a = await fleet.spawnBackground({ transcriptAgeMs: 2 * H });
+      sunset = await startTestSunset(testConfig(fleet, { web: { port: 0 }, redisUrl: redis.url }), { roles: ['workers', 'web'], startWeb });
+      const web = sunset.web as unknown as Web;
+      // another host sharing the Redis, with one exit request waiting for its own workers
+      const other = createDeps(parseConfig(fleet.config({ host: 'other-host', redisUrl: redis.url }), { env: {} }), { log: silentLogger });
+      await other.producers.exit.add('person/elsewhere/1', { reason: 'person', sessionId: 'elsewhere', by: 'test', why: 'board test', override: false, at: new Date().toISOString() });
+      await closeProducers(other.producers);
+      // one job through this host's exit queue, so the board has something to show
+      const res = await fetch(new URL(`/api/exit/${a.id}`, web.url), { method: 'POST', headers: { authorization: `Bearer ${web.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'board test' }) });
+      expect(res.status).toBe(202);
+      await until('the session left', () => !fleet.isAlive(a));
+
+      await page.goto(new URL('/queues', web.url).href);
+      const host = sunset.config.host;
+      await page.getByText(`session-exit @ ${host}`).first().waitFor({ timeout: 30_000 });
+      await page.getByText('session-exit @ other-host').first().waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: join(ARTIFACTS, 'queues.png'), fullPage: false });
+      const origin = new URL(web.url).origin;
+      expect(requested.filter((u) => !u.startsWith(origin) && !u.startsWith('data:'))).toEqual([]);
+    } finally {
+      await sunset?.close();
+      sunset = null;
+      await redis.destroy();
+    }
+  }, SLOW);
+});
