@@ -29,7 +29,7 @@ describe('D1: nothing in src/, queues/ or workers/ sends a signal', () => {
     { re: /process\.kill\s*\(/, what: 'process.kill(' },
     { re: /\.kill\s*\(/, what: '.kill(' },
     { re: /['"`](kill|pkill|killall|skill)['"`]/, what: 'a kill command as an argv word' },
-    { re: /['"`]-(9|15|KILL|TERM|HUP|INT|s)['"`]/, what: 'a signal flag as an argv word' },
+    { re: /['"`]-(9|15|KILL|TERM|HUP|INT|SIGKILL|SIGTERM)['"`]/, what: 'a signal flag as an argv word' },
     { re: /killSignal|forceKillAfterDelay|cancelSignal/, what: 'an execa kill option' },
     { re: /\bSIG(TERM|KILL|HUP|QUIT|USR1|USR2|STOP|ABRT|ALRM)\b/, what: 'a signal name' },
   ];
