@@ -10,6 +10,7 @@ import { gatherFleet, snapshotJson } from '../src/fleet.js';
 import { expireFactsReader } from '../src/expire-state.js';
 import { silentLogger } from '../src/log.js';
 import { parseConfig } from '../src/config.js';
+import { writeExit, type ExitRecord } from '../src/ledger.js';
 
 const H = 3_600_000;
 // real processes and Redis on a busy 2-core machine: generous deadlines, every wait on a condition
@@ -110,6 +111,62 @@ describe('the JSON API', () => {
     expect(fleet.ended(busy)).toMatchObject([{ how: 'stop' }]);
     const audit = readFileSync(join(s.config.stateDir, 'audit.jsonl'), 'utf8');
     expect(audit).toMatch(/"event":"exit:person-request".*"by":"web [^"]+".*"why":"the box is out of memory".*"override":true/);
+
+    // the resume ledger has it, with what brings it back
+    let entries: any[] = [];
+    await until('the exit is in the resume ledger', async () => {
+      entries = ((await (await call(web, '/api/exited')).json()) as any).entries;
+      return entries.some((e) => e.sessionId === busy.sessionId);
+    });
+    expect(entries.find((e) => e.sessionId === busy.sessionId)).toMatchObject({
+      outcome: 'exited',
+      id: busy.id,
+      kind: 'background',
+      cwd: busy.cwd,
+      why: expect.stringMatching(/^a person's request \(web .*: the box is out of memory, overriding protection\)$/),
+      rssFreedBytes: expect.any(Number),
+      resume: [s.config.fleet.claudeCommand, '--resume', busy.sessionId],
+    });
+  }, SLOW);
+
+  it('GET /api/exited reads the exit ledger and the give-ups, newest first; /api/sessions and /metrics say what eligible sessions would give back, and whether memory is under the floor', async () => {
+    const idle = await fleet.spawnBackground({ transcriptAgeMs: 2 * H }); // untasked and idle: eligible (expire)
+    const busy = await fleet.spawnBackground({ mode: 'busy' });
+    // a floor of a petabyte: MemAvailable is always under it, so memory is under pressure
+    const { s, web } = await up({ config: { memoryFloorMB: 1_000_000_000 } });
+    const dir = s.config.stateDir;
+    const at = (hAgo: number) => new Date(Date.now() - hAgo * H).toISOString();
+    writeExit(dir, { jobId: 'request/ship-report/old/1', reason: 'request', taskId: 'ship-report', sessionId: 'sid-old', id: 'old1', kind: 'background', cwd: '/work/ship report', n: 1, calledAt: at(5), finishedAt: at(5), outcome: 'exited', rssBytes: 600 * 1024 ** 2 });
+    writeExit(dir, { jobId: 'person/sid-new/1', reason: 'person', sessionId: 'sid-new', id: 'new1', kind: 'interactive', cwd: '/work/new', calledAt: at(1), finishedAt: at(1), outcome: 'exited', rssBytes: 300 * 1024 ** 2, by: 'web 127.0.0.1', why: 'done with it', override: false } as ExitRecord);
+    writeExit(dir, { jobId: 'request/t2/sid-stuck/1', reason: 'request', taskId: 't2', sessionId: 'sid-stuck', n: 1, calledAt: at(2), finishedAt: at(2), outcome: 'still-running' }); // did not leave: not in the ledger
+    await s.deps.alarms.raise('session-will-not-exit', 'migrate-db', { taskId: 'migrate-db', sessionId: 'sid-stubborn', message: 'session stubborn did not exit after 3 requests (task migrate-db): a person decides' });
+
+    const ex = await call(web, '/api/exited');
+    expect(ex.status).toBe(200);
+    const { entries } = (await ex.json()) as any;
+    expect(entries.map((e: any) => [e.outcome, e.sessionId])).toEqual([['gave-up', 'sid-stubborn'], ['exited', 'sid-new'], ['exited', 'sid-old']]);
+    expect(entries[1]).toMatchObject({ kind: 'interactive', cwd: '/work/new', why: "a person's request (web 127.0.0.1: done with it)", rssFreedBytes: 300 * 1024 ** 2, resume: [s.config.fleet.claudeCommand, '--resume', 'sid-new'] });
+    expect(entries[2]).toMatchObject({ taskId: 'ship-report', why: 'task ship-report finished (request 1 of 3)', resume: [s.config.fleet.claudeCommand, '--resume', 'sid-old'] });
+    expect(entries[0]).toMatchObject({ taskId: 'migrate-db', resume: [] });
+
+    const j = (await (await call(web, '/api/sessions')).json()) as any;
+    const rssOf = (id: string) => j.sessions.find((x: any) => x.id === id).rssBytes;
+    expect(j.memory.eligible).toEqual({ sessions: 1, bytes: rssOf(idle.id) });
+    expect(rssOf(idle.id)).toBeGreaterThan(0);
+    expect(rssOf(busy.id)).toBeGreaterThan(0); // protected: not in the give-back
+    expect(j.memory.availableBytes).toBeGreaterThan(0);
+    expect(j.memory).toMatchObject({ pressure: true, floorBytes: 1_000_000_000 * 1024 * 1024 });
+
+    const metric = (text: string, name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1]);
+    const text = await (await call(web, '/metrics')).text();
+    expect(metric(text, 'sunset_eligible_rss_bytes')).toBeGreaterThan(0);
+    expect(metric(text, 'sunset_memory_pressure')).toBe(1);
+
+    // no floor: never under pressure
+    const nofloor = await startWeb({ ...s.deps, config: { ...s.deps.config, memoryFloorMB: null } });
+    extra.push(nofloor);
+    expect(((await (await call(nofloor, '/api/sessions')).json()) as any).memory).toMatchObject({ pressure: false, floorBytes: null, eligible: { sessions: 1 } });
+    expect(metric(await (await call(nofloor, '/metrics')).text(), 'sunset_memory_pressure')).toBe(0);
   }, SLOW);
 
   it('503 when the roster fails: pages, sessions, verdict and exit', async () => {
@@ -259,6 +316,7 @@ describe('/metrics', () => {
     expect(metric(text, 'sunset_exit_requests_total{source="task"}')).toBe(1);
     expect(metric(text, 'sunset_give_ups_total{source="task"}')).toBe(0);
     expect(metric(text, 'sunset_cap_refusals_total')).toBe(1);
+    expect(metric(text, 'sunset_eligible_rss_bytes')).toBe(0); // the one live session left awaits a human
     expect(metric(text, 'sunset_probe_failures{probe="roster"}')).toBe(0);
     expect(metric(text, `sunset_queue_jobs{queue="session-exit@${s.config.host}",state="waiting"}`)).toBe(0);
     expect(text).toContain('process_resident_memory_bytes');

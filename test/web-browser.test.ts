@@ -12,6 +12,9 @@ import { ownRedis } from './support/redis.js';
 import { closeProducers, createDeps } from '../src/pipeline.js';
 import { parseConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
+import { writeExit, type ExitRecord } from '../src/ledger.js';
+import { appendSample, type Sample } from '../src/sampler.js';
+import { shellWord } from '../src/web/model.js';
 
 const CHROMIUM = process.env.SUNSET_TEST_CHROMIUM ?? '/usr/bin/chromium';
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -67,8 +70,8 @@ afterEach(async () => {
   expect(signals).toEqual([]); // D1: no agent got a signal
 }, SLOW);
 
-async function up(roles: Array<'producers' | 'workers' | 'web'>, windows: Record<string, number> = {}): Promise<Web> {
-  sunset = await startTestSunset(testConfig(fleet, { web: { port: 0 }, windows }), { roles, startWeb });
+async function up(roles: Array<'producers' | 'workers' | 'web'>, windows: Record<string, number> = {}, config: Record<string, unknown> = {}): Promise<Web> {
+  sunset = await startTestSunset(testConfig(fleet, { web: { port: 0 }, windows, ...config }), { roles, startWeb });
   return sunset.web as unknown as Web;
 }
 
@@ -123,6 +126,9 @@ describe('the fleet page', () => {
     expect(await page.locator('svg.lane-chart g.lane').count()).toBe(4);
     expect(await page.locator('svg.lane-chart g.lane[data-lane="awaiting-human"] text.lane-value').textContent()).toMatch(/MB · 1 session · \d+ %/);
     expect(await page.locator('.task-tl[data-task="ship-report"]').innerText()).toMatch(/released[\s\S]*asked[\s\S]*request 2[\s\S]*exited/);
+    // nothing has exited and the sampler has not run: both sections say so plainly
+    expect(await page.locator('#exited').innerText()).toContain('No session has exited yet.');
+    expect(await page.locator('#over-time').innerText()).toMatch(/No samples yet: sunset up records one every windows\.sampleEvery \(5m here\)/);
     await page.screenshot({ path: join(ARTIFACTS, 'fleet.png'), fullPage: true });
 
     // sort by memory, largest first; a second click turns it around
@@ -141,6 +147,77 @@ describe('the fleet page', () => {
     await until('the page refreshed', async () => !(await row(busy.id).innerText()).includes('the roster says it is busy'), 45_000);
     expect(await memory.getAttribute('aria-sort')).toBe('ascending');
     expect(await row(busy.id).innerText()).toContain('its task is still open');
+    stayedHome(web);
+  }, SLOW);
+});
+
+/** A census as the sampler writes it (src/sampler.ts), for a fixture. */
+function sample(at: number, o: { live: number; mb: Record<string, number>; silentH: number }): Sample {
+  const MB = 1024 ** 2;
+  const lane = (l: string) => ({ sessions: o.mb[l] ? 1 : 0, bytes: (o.mb[l] ?? 0) * MB });
+  const byLane = { 'awaiting-human': lane('awaiting-human'), active: lane('active'), finished: lane('finished'), untasked: lane('untasked') };
+  return {
+    v: 1, at: new Date(at).toISOString(), host: 'fixture', rosterOk: true, rows: o.live + 1, live: o.live, records: 1, gone: 0,
+    rssBytes: Object.values(byLane).reduce((n, x) => n + x.bytes, 0), byLane,
+    silence: { longestMs: o.silentH * H, longestSessionId: 'a1b2c3d4', buckets: { '>=48h': o.silentH >= 48 ? 1 : 0 }, unknown: 0 },
+    since: null, exits: 1, asks: 2, auditOffset: 0,
+  };
+}
+
+describe('the fleet page: where memory goes, what came back, over time', () => {
+  it('shows what eligible sessions would give back (and the memory floor), the resume ledger with its commands, and the sampler chart', async () => {
+    const idle = await fleet.spawnBackground({ transcriptAgeMs: 2 * H }); // eligible: untasked, idle past the window
+    const waiting = await fleet.spawnBackground({ transcriptAgeMs: 30 * H });
+    fleet.writeTask({ id: 'design-review', state: 'awaiting-human', sessionId: waiting.sessionId });
+    // the ledger: one task's session that left, one a person asked to leave, and one that did not leave
+    const dir = fleet.stateDir;
+    const ago = (h: number) => new Date(Date.now() - h * H).toISOString();
+    writeExit(dir, { jobId: 'request/ship-report/1', reason: 'request', taskId: 'ship-report', sessionId: '7569525c-f279-4fd9-88c7-a8ca4cffa11c', id: '7569525c', kind: 'background', cwd: '/home/me/work/ship report', n: 1, calledAt: ago(3), finishedAt: ago(3), outcome: 'exited', rssBytes: 612 * 1024 ** 2 });
+    writeExit(dir, { jobId: 'person/0b9e/1', reason: 'person', sessionId: '0b9e2f11-5c4d-4e8a-9a51-2d3f6b7c8d90', id: '0b9e2f11', kind: 'interactive', cwd: '/home/me/work/pricing', calledAt: ago(0.5), finishedAt: ago(0.5), outcome: 'exited', rssBytes: 1.4 * 1024 ** 3, by: 'web 127.0.0.1', why: 'parked for two weeks', override: true } as ExitRecord);
+    writeExit(dir, { jobId: 'request/t9/1', reason: 'request', taskId: 't9', sessionId: 'sid-stuck', n: 1, calledAt: ago(1), finishedAt: ago(1), outcome: 'still-running' });
+    // three days of samples, one an hour; late on, a session had sat silent past 48 h
+    const t0 = Date.now() - 72 * H;
+    for (let i = 0; i <= 72; i++) {
+      const wave = Math.round(400 + 300 * Math.sin(i / 7));
+      appendSample(dir, sample(t0 + i * H, { live: 3 + (i % 4), mb: { 'awaiting-human': 300 + i * 4, active: wave, finished: i % 12 < 3 ? 250 : 0, untasked: 180 }, silentH: i >= 60 ? i - 10 : (i % 24) * 1.5 }));
+    }
+    // a floor of a petabyte: MemAvailable is always under it
+    const web = await up(['web'], {}, { memoryFloorMB: 1_000_000_000 });
+
+    await page.goto(web.url);
+    const give = page.locator('.figure', { hasText: 'eligible now · would give back' });
+    await expect.poll(() => give.innerText(), POLL).toMatch(/^1 · \d+ MB/);
+    expect(await give.getAttribute('title')).toMatch(/^eligible now: 1 session, would give back \d+ MB$/);
+    expect(await page.locator('#pressure').innerText()).toMatch(/Under the memory floor — exits go largest first\. MemAvailable is [\d.]+ [GM]B, under memoryFloorMB/);
+    expect(await page.locator('.figure.bad', { hasText: 'MemAvailable' }).count()).toBe(1);
+    expect(await page.locator(`#sessions tr[data-id="${idle.id}"]`).getAttribute('data-verdict')).toBe('eligible');
+
+    // the resume ledger, newest first; what did not leave is not in it
+    const ledger = page.locator('#exited-table tbody tr');
+    expect(await ledger.count()).toBe(2);
+    expect(await ledger.nth(0).innerText()).toMatch(/30 min ago[\s\S]*0b9e2f11[\s\S]*interactive[\s\S]*untasked[\s\S]*a person's request \(web 127\.0\.0\.1: parked for two weeks, overriding protection\)[\s\S]*1\.4 GB/);
+    const claude = shellWord(sunset!.config.fleet.claudeCommand);
+    const cmds = ledger.nth(1).locator('code.copy');
+    expect(await cmds.nth(0).innerText()).toBe(`(cd '/home/me/work/ship report' && ${claude} --resume 7569525c-f279-4fd9-88c7-a8ca4cffa11c)`);
+    expect(await cmds.nth(1).innerText()).toBe('sunset resume ship-report');
+    expect(await ledger.nth(1).innerText()).toMatch(/3\.0 h ago[\s\S]*7569525c[\s\S]*ship-report[\s\S]*task ship-report finished \(request 1 of 3\)[\s\S]*612 MB/);
+    // a click selects the whole command, ready to copy
+    await cmds.nth(1).click();
+    expect(await page.evaluate(() => String(window.getSelection()))).toBe('sunset resume ship-report');
+
+    // over time: the chart as an image, and the figures that answer the 48 h question
+    const chart = page.locator('#over-time figure img');
+    expect(await chart.getAttribute('src')).toMatch(/^data:image\/svg\+xml;base64,/);
+    await expect.poll(() => chart.evaluate((img) => (img as HTMLImageElement).naturalWidth), POLL).toBeGreaterThan(0);
+    const fact = (k: string) => page.locator(`#over-time dd[data-fact="${k}"]`).innerText();
+    expect(await fact('samples')).toMatch(/^73 over 3 days/);
+    expect(await fact('live sessions')).toMatch(/3 – 6[\s\S]*median/);
+    expect(await fact('idle ≥ 48 h')).toMatch(/^13 of 73 samples \(18 %\) had a session silent 48 h or more/);
+    expect(await fact('longest silence')).toMatch(/^3 days[\s\S]*a1b2c3d4/);
+    expect(await fact('exits · asks')).toMatch(/^73 · 146/);
+    await page.screenshot({ path: join(ARTIFACTS, 'fleet-ledger.png'), fullPage: true });
+    await page.locator('#exited').screenshot({ path: join(ARTIFACTS, 'fleet-exited.png') });
+    await page.locator('#over-time').screenshot({ path: join(ARTIFACTS, 'fleet-over-time.png') });
     stayedHome(web);
   }, SLOW);
 });

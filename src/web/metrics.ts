@@ -5,8 +5,9 @@ import { join } from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Queue } from 'bullmq';
 import type { PipelineDeps } from '../pipeline.js';
-import { buildReport, LANES } from '../report.js';
+import { LANES } from '../report.js';
 import { withTimeout } from './board.js';
+import { memoryNow, reportNow } from './model.js';
 
 /** Audit events → the counter and label they add to. */
 const EVENTS: Record<string, { metric: 'asks' | 'requests' | 'exits' | 'giveUps'; label?: string }> = {
@@ -78,6 +79,8 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     sessions: new Gauge({ name: 'sunset_sessions', help: 'Roster rows by verdict', labelNames: ['verdict'], registers: r }),
     rss: new Gauge({ name: 'sunset_rss_bytes', help: 'Process-tree RSS of live sessions, by lane', labelNames: ['lane'], registers: r }),
     laneSessions: new Gauge({ name: 'sunset_lane_sessions', help: 'Live sessions by lane', labelNames: ['lane'], registers: r }),
+    eligibleRss: new Gauge({ name: 'sunset_eligible_rss_bytes', help: 'Process-tree RSS the sessions eligible now would give back by leaving', registers: r }),
+    pressure: new Gauge({ name: 'sunset_memory_pressure', help: '1 when MemAvailable is under memoryFloorMB (exits then go largest RSS first), else 0', registers: r }),
     awaitingOldest: new Gauge({ name: 'sunset_awaiting_human_oldest_seconds', help: 'How long the oldest lane awaiting a human has waited', registers: r }),
     probes: new Gauge({ name: 'sunset_probe_failures', help: 'Probes that failed in the last sweep (inbox: sessions whose inbox could not be read)', labelNames: ['probe'], registers: r }),
     depth: new Gauge({ name: 'sunset_queue_jobs', help: 'Jobs in each queue, by state', labelNames: ['queue', 'state'], registers: r }),
@@ -94,7 +97,7 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
 
   async function collect(): Promise<string> {
     const snap = await deps.fleet(2000);
-    const report = buildReport(snap);
+    const report = reportNow(snap, memoryNow(deps.config));
     g.rosterOk.set(snap.roster.ok ? 1 : 0);
     g.live.set(report.roster.live);
     g.records.set(report.roster.records);
@@ -103,6 +106,8 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
       g.rss.set({ lane: l }, report.memory.byLane[l].bytes);
       g.laneSessions.set({ lane: l }, report.memory.byLane[l].sessions);
     }
+    g.eligibleRss.set(report.memory.eligible.bytes);
+    g.pressure.set(report.memory.pressure ? 1 : 0);
     g.awaitingOldest.set(Math.round((report.awaitingHuman[0]?.waitedMs ?? 0) / 1000));
     const probes = new Map<string, number>(PROBES.map((p) => [p, 0]));
     for (const k of Object.keys(snap.probeErrors)) probes.set(k, 1);

@@ -5,6 +5,9 @@ import { buildReport, laneOf, type Lane, type Report } from '../report.js';
 import { readExit } from '../ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
 import { REASONS, type ExpireFacts, type Reason } from '../verdict.js';
+import { memAvailable, underPressure } from '../meminfo.js';
+import type { ResumeEntry } from '../resume.js';
+import type { Config } from '../config.js';
 
 export interface Latched {
   state: string;
@@ -101,10 +104,40 @@ export function taskTimelines(snap: FleetSnapshot, stateDir: string, max: number
     .map(({ t, latest }) => ({ id: t.id, state: t.state, sessionId: t.sessionId, step: stepOf(t, null, max), latest, timeline: timelineOf(t, t.sessionId, stateDir, max) }));
 }
 
+export interface MemoryNow {
+  availableBytes: number | null;
+  /** MemAvailable is known and under memoryFloorMB: eligible exits go largest RSS first. */
+  pressure: boolean;
+  floorBytes: number | null;
+}
+
+/** MemAvailable now, against the configured floor (src/meminfo.ts; a floor of null is never under). */
+export function memoryNow(config: Pick<Config, 'memoryFloorMB'>, available: number | null = memAvailable()): MemoryNow {
+  const floorBytes = config.memoryFloorMB === null ? null : config.memoryFloorMB * 1024 * 1024;
+  return { availableBytes: available, pressure: underPressure(floorBytes, available), floorBytes };
+}
+
+/** The report with what the memory figures need: the eligible give-back, MemAvailable and the pressure flag. */
+export function reportNow(snap: FleetSnapshot, mem: MemoryNow): Report {
+  return buildReport(snap, { availableBytes: mem.availableBytes, pressure: mem.pressure });
+}
+
+/** One word for a POSIX shell: left bare when it is plainly safe, else in single quotes. */
+export function shellWord(w: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What a person pastes to bring an exited session back: `(cd CWD && claude --resume SID)`, and `sunset resume KEY`. */
+export function resumeLines(e: ResumeEntry): { shell: string; sunset: string } | null {
+  if (e.outcome !== 'exited' || !e.resume.length) return null;
+  const cmd = e.resume.map(shellWord).join(' ');
+  return { shell: e.cwd ? `(cd ${shellWord(e.cwd)} && ${cmd})` : cmd, sunset: `sunset resume ${shellWord(e.taskId ?? e.sessionId)}` };
+}
+
 /** `GET /api/sessions`: the `sunset verdict --json` object, each session with its lane, step and reasons in words. */
-export function sessionsJson(snap: FleetSnapshot, stateDir: string, max: number) {
+export function sessionsJson(snap: FleetSnapshot, stateDir: string, max: number, mem: MemoryNow) {
   const rows = rowsOf(snap, stateDir, max);
-  const report: Report = buildReport(snap);
+  const report: Report = reportNow(snap, mem);
   return {
     ...snapshotJson(snap),
     sessions: rows.map((r) => ({
@@ -113,6 +146,7 @@ export function sessionsJson(snap: FleetSnapshot, stateDir: string, max: number)
       step: r.step || null,
       reasonWords: r.s.reasons.map((x: Reason) => reasonWords(x)),
     })),
-    memory: report.memory,
+    // totalBytes, byLane, eligible { sessions, bytes }, availableBytes, pressure; and the floor they are judged by
+    memory: { ...report.memory, floorBytes: mem.floorBytes },
   };
 }

@@ -4,10 +4,13 @@ import { html, raw, type Html } from './html.js';
 import { CSS } from './style.js';
 import { CLIENT_JS } from './client.js';
 import { laneChart, pct, relative, timeline } from './charts.js';
-import { reasonWords, type Row, type TaskTimeline } from './model.js';
+import { reasonWords, resumeLines, type MemoryNow, type Row, type TaskTimeline } from './model.js';
+import { CHART_WIDTH, type OverTime } from './over-time.js';
 import { formatBytes, type Report } from '../report.js';
+import { formatDuration } from '../duration.js';
 import type { FleetSnapshot, SessionView } from '../fleet.js';
 import type { Alarm } from '../alarms.js';
+import type { ResumeEntry } from '../resume.js';
 
 type Nav = 'fleet' | 'decisions' | 'login';
 
@@ -84,33 +87,105 @@ function sessionRow(r: Row, now: number): Html {
 </tr>`;
 }
 
-function figure(value: string | number, label: string, tone = ''): Html {
-  return html`<div class="figure ${tone}"><b>${value}</b><span>${label}</span></div>`;
+function figure(value: string | number, label: string, tone = '', title?: string): Html {
+  return html`<div class="figure ${tone}"${title ? html` title="${title}"` : ''}><b>${value}</b><span>${label}</span></div>`;
 }
 
 export interface FleetPageData {
   snap: FleetSnapshot;
+  /** Built with `mem` (reportNow), so its memory figures carry the eligible give-back and the pressure flag. */
   report: Report;
   rows: Row[];
   tasks: TaskTimeline[];
   token: string | null;
+  mem: MemoryNow;
+  /** The resume ledger (loadResumeEntries), newest first. */
+  exited: ResumeEntry[];
+  overTime: OverTime;
+  /** windows.sampleEvery, ms (0: the sampler is off). */
+  sampleEvery: number;
+}
+
+/** Shown on the page; `sunset exited` and GET /api/exited list every one. */
+export const EXITED_SHOWN = 30;
+const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+const utc = (iso: string | null) => (iso ? `${iso.replace('T', ' ').slice(0, 16)} UTC` : '?');
+
+function pressureBanner(mem: MemoryNow): Html {
+  if (!mem.pressure) return html``;
+  return html`<div class="banner warn" id="pressure" role="status"><b>Under the memory floor — exits go largest first.</b> MemAvailable is ${formatBytes(mem.availableBytes)}, under <code>memoryFloorMB</code> (${formatBytes(mem.floorBytes)}). The doctrine does not bend: only the order of the sessions that may already leave changes.</div>`;
+}
+
+function exitedRow(e: ResumeEntry, now: number): Html {
+  const lines = resumeLines(e);
+  return html`<tr data-session="${e.sessionId}"><td class="nowrap" data-sort="${e.at}">${relative(now - Date.parse(e.at))} ago<span class="sub">${utc(e.at)}</span></td>
+<td class="nowrap" data-sort="${e.id ?? e.sessionId}"><b class="mono">${e.id ?? e.sessionId.slice(0, 8)}</b><span class="sub">${e.kind ?? 'kind unknown'}</span></td>
+<td class="nowrap" data-sort="${e.taskId ?? ''}">${e.taskId ? html`<span class="mono">${e.taskId}</span>` : html`<span class="sub">untasked</span>`}</td>
+<td>${e.why}</td>
+<td class="num" data-sort="${e.rssFreedBytes ?? ''}">${e.rssFreedBytes === null ? '—' : formatBytes(e.rssFreedBytes)}</td>
+<td class="resume">${lines ? html`<code class="copy" title="click to select, then copy">${lines.shell}</code><code class="copy" title="click to select, then copy">${lines.sunset}</code>${e.cwd ? '' : html`<span class="sub">its folder is not known: run it where the session worked</span>`}` : ''}</td></tr>`;
+}
+
+function exitedSection(entries: ResumeEntry[], now: number): Html {
+  const exited = entries.filter((e) => e.outcome === 'exited');
+  const gaveUp = entries.filter((e) => e.outcome === 'gave-up').length;
+  const shown = exited.slice(0, EXITED_SHOWN);
+  return html`<section class="card" id="exited"><h2>Exited — and how to bring each back <span class="sub">${exited.length > shown.length ? `the newest ${shown.length} of ${exited.length}; sunset exited lists every one` : 'newest first'}</span></h2>
+${shown.length ? html`<table id="exited-table" class="sortable"><thead><tr><th tabindex="0">When</th><th tabindex="0">Session</th><th tabindex="0">Task</th><th tabindex="0">Why</th><th tabindex="0" class="num" data-type="number">Freed</th><th class="nosort">Bring it back</th></tr></thead>
+<tbody>${shown.map((e) => exitedRow(e, now))}</tbody></table>` : html`<p class="empty">No session has exited yet.</p>`}
+<p class="legend-note">A graceful exit keeps the conversation: either command resumes it — <code>sunset resume</code> goes through the cap, in a new tmux window for an interactive session.${gaveUp ? html` ${plural(gaveUp, 'session')} sunset gave up on ${gaveUp === 1 ? 'is' : 'are'} still running: see <a href="/decisions">Decisions</a>.` : ''}</p>
+</section>`;
+}
+
+function overTimeSection(o: OverTime, sampleEvery: number): Html {
+  const every = sampleEvery > 0 ? formatDuration(sampleEvery) : null;
+  const head = html`<h2>Over time <span class="sub">${every ? `the sampler's census of the fleet, every ${every}` : 'the sampler is off (windows.sampleEvery is 0)'}</span></h2>`;
+  const s = o.summary;
+  if (!s.count) {
+    return html`<section class="card" id="over-time">${head}<p class="empty">No samples yet: <code>sunset up</code> records one every <code>windows.sampleEvery</code>${every ? ` (${every} here)` : ''}; <code>sunset samples --take</code> takes one now.</p></section>`;
+  }
+  const usable = s.count - s.failed;
+  const idle = s.idle48h;
+  const facts: Array<[string, Html | string, string?]> = [
+    ['samples', html`<b>${s.count}</b> over ${relative(s.span.ms)}<span class="sub">${utc(s.span.from)} → ${utc(s.span.to)}${s.failed ? ` · ${s.failed} with the roster failing, left out` : ''}</span>`],
+    ['live sessions', s.live.max === null ? 'unknown' : html`<b>${s.live.min}</b> – <b>${s.live.max}</b><span class="sub">median ${s.live.median}</span>`],
+    ['peak memory', html`<b>${formatBytes(s.rss.peakBytes)}</b><span class="sub">at ${utc(s.rss.peakAt)}</span>`],
+    ['longest silence', s.longestSilence.ms === null ? 'unknown' : html`<b>${relative(s.longestSilence.ms)}</b><span class="sub">${s.longestSilence.sessionId ? html`session <span class="mono">${s.longestSilence.sessionId}</span>, ` : ''}at ${utc(s.longestSilence.at)}</span>`],
+    [
+      'idle ≥ 48 h',
+      idle.samples
+        ? html`<b>${idle.samples}</b> of ${plural(usable, 'sample')} (${pct(idle.share)}) had a session silent 48 h or more<span class="sub">first ${utc(idle.first)}, last ${utc(idle.last)}</span>`
+        : html`<b>none</b> of ${plural(usable, 'sample')}<span class="sub">no session has sat silent 48 h in a sample so far</span>`,
+      idle.samples ? 'warn' : '',
+    ],
+    ['exits · asks', html`<b>${s.exits}</b> · <b>${s.asks}</b><span class="sub">counted between samples</span>`],
+  ];
+  const note = o.charted.thinnedTo ? ` (one sample in ${Math.ceil(o.charted.samples / o.charted.thinnedTo)} of ${o.charted.samples} drawn)` : '';
+  return html`<section class="card" id="over-time">${head}
+<div class="over-time">${o.chart ? html`<figure><img src="${o.chart}" width="${CHART_WIDTH}" alt="Memory held by live sessions by lane, and the longest transcript silence against the 48 h line, over ${plural(o.charted.samples, 'sample')}">${o.charted.windowed || note ? html`<figcaption>${o.charted.windowed ? 'The last 7 days' : 'Every sample kept'}${note}; the figures beside it cover every sample kept.</figcaption>` : ''}</figure>` : html`<p class="empty">No sample with a roster answer to draw.</p>`}
+<dl class="facts">${facts.map(([k, v, tone]) => html`<dt>${k}</dt><dd class="${tone ?? ''}" data-fact="${k}">${v}</dd>`)}</dl></div>
+<p class="legend-note">ADR-0010's open question — does a session ever sit idle for 48 hours in steady state? — is answered by the <i>idle ≥ 48 h</i> line as the samples accumulate (<code>sunset samples</code> for the full summary).</p>
+</section>`;
 }
 
 export function fleetPage(d: FleetPageData): string {
   const { snap, report } = d;
   const now = snap.at;
   const lanes = report.memory.byLane;
-  const eligible = report.verdicts.eligible ?? 0;
+  const give = report.memory.eligible;
+  const mem = d.mem;
   const rows = [...d.rows].sort(
     (a, b) => (VERDICT_ORDER[a.s.verdict] ?? 9) - (VERDICT_ORDER[b.s.verdict] ?? 9) || (b.s.rssBytes ?? -1) - (a.s.rssBytes ?? -1) || (a.s.id < b.s.id ? -1 : 1),
   );
   const body = html`<h1>The fleet</h1>
 <p class="lede">Every roster row, the verdict on it and why. A finished session leaves by its own exit path (<code>claude stop</code>, or <code>/exit</code> typed into its pane), never by a signal: released, then one message, then at most three exit requests, then a person decides.</p>
 ${rosterBanner(snap)}
+${pressureBanner(mem)}
 <div class="figures">
 ${figure(report.roster.live, 'live sessions')}
 ${figure(formatBytes(report.memory.totalBytes), 'held by live sessions')}
-${figure(eligible, 'may leave now', eligible ? 'ok' : '')}
+${figure(`${give.sessions} · ${formatBytes(give.bytes)}`, 'eligible now · would give back', give.sessions ? 'ok' : '', `eligible now: ${plural(give.sessions, 'session')}, would give back ${formatBytes(give.bytes)}`)}
+${figure(formatBytes(mem.availableBytes), mem.floorBytes === null ? 'MemAvailable · no floor' : `MemAvailable · floor ${formatBytes(mem.floorBytes)}`, mem.pressure ? 'bad' : '', mem.pressure ? 'under the memory floor — exits go largest first' : undefined)}
 ${figure(`${lanes.finished.sessions} · ${formatBytes(lanes.finished.bytes)}`, 'finished, still running')}
 ${figure(`${lanes['awaiting-human'].sessions} · ${formatBytes(lanes['awaiting-human'].bytes)}`, 'awaiting a human', lanes['awaiting-human'].sessions ? 'warn' : '')}
 ${figure(`${report.roster.records} · ${report.roster.gone}`, 'records · gone')}
@@ -126,7 +201,9 @@ ${rows.length ? html`<table id="sessions" class="sortable"><thead><tr>
 </section>
 <section class="card"><h2>Task timelines <span class="sub">finished tasks, latest step first</span></h2>
 ${d.tasks.length ? html`<div class="tasks-grid">${d.tasks.map((t) => html`<div class="task-tl" data-task="${t.id}"><h3><span class="mono">${t.id}</span> <span class="badge s-${cls(t.state)}">${t.state}</span> <span class="sub">${t.step}${t.sessionId ? html` · session <span class="mono">${t.sessionId}</span>` : ''}</span></h3>${timeline(t.timeline, { labels: true, now })}</div>`)}</div>` : html`<p class="empty">No finished task has been released yet.</p>`}
-</section>`;
+</section>
+${exitedSection(d.exited, now)}
+${overTimeSection(d.overTime, d.sampleEvery)}`;
   return page({ title: 'Fleet', nav: 'fleet', host: snap.host, token: d.token, at: snap.at, body });
 }
 

@@ -7,11 +7,13 @@ import type { PipelineDeps } from '../pipeline.js';
 import type { Config } from '../config.js';
 import { snapshotJson, type FleetSnapshot } from '../fleet.js';
 import { buildReport } from '../report.js';
+import { loadResumeEntries } from '../resume.js';
 import { requestPersonExit } from '../person-exit.js';
 import { checkRequest, COOKIE, isLoopback, loadToken, tokenMatches, urlHost, WebConfigError } from './auth.js';
 import { mountBoard, QueueDirectory } from './board.js';
 import { createMetrics } from './metrics.js';
-import { reasonWords, rowsOf, sessionsJson, taskTimelines } from './model.js';
+import { memoryNow, reasonWords, reportNow, rowsOf, sessionsJson, taskTimelines } from './model.js';
+import { overTime } from './over-time.js';
 import { decisionsPage, fleetPage, loginPage } from './pages.js';
 import { CLIENT_JS_HASH } from './client.js';
 
@@ -88,8 +90,22 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
 
   app.get('/', async (_req, reply) => {
     const snap = await snapshot();
+    const mem = memoryNow(deps.config);
     reply.code(rosterStatus(snap));
-    return sendPage(reply, fleetPage({ snap, report: buildReport(snap), rows: rowsOf(snap, stateDir, max), tasks: taskTimelines(snap, stateDir, max), token }));
+    return sendPage(
+      reply,
+      fleetPage({
+        snap,
+        report: reportNow(snap, mem),
+        mem,
+        rows: rowsOf(snap, stateDir, max),
+        tasks: taskTimelines(snap, stateDir, max),
+        exited: loadResumeEntries(deps.config, deps.alarms.list()),
+        overTime: overTime(stateDir),
+        sampleEvery: deps.config.windows.sampleEvery,
+        token,
+      }),
+    );
   });
 
   app.get('/decisions', async (_req, reply) => {
@@ -118,8 +134,11 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
 
   app.get('/api/sessions', async (_req, reply) => {
     const snap = await snapshot();
-    return reply.code(rosterStatus(snap)).send(sessionsJson(snap, stateDir, max));
+    return reply.code(rosterStatus(snap)).send(sessionsJson(snap, stateDir, max, memoryNow(deps.config)));
   });
+
+  // the resume ledger, as `sunset exited --json`: every session sunset exited (and gave up on), newest first
+  app.get('/api/exited', async () => ({ entries: loadResumeEntries(deps.config, deps.alarms.list()) }));
 
   app.get('/api/verdict/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const id = req.params.id;

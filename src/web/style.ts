@@ -29,6 +29,7 @@ section.card > h2:first-child { margin-top:0; }
 .headline b { color:var(--accent); }
 .banner { border-radius:8px; padding:10px 14px; margin:0 0 16px; }
 .banner.bad { background:#fef2f2; border:1px solid #fecaca; color:#7f1d1d; }
+.banner.warn { background:#fff7ed; border:1px solid #fed7aa; color:#7c2d12; }
 .banner.info { background:#eff6ff; border:1px solid #bfdbfe; color:#1e3a8a; }
 table { border-collapse:collapse; width:100%; }
 th, td { text-align:left; padding:7px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
@@ -97,6 +98,18 @@ form.exit-form output.ok { color:var(--ok); } form.exit-form output.bad { color:
 .empty { color:var(--muted); font-style:italic; margin:4px 0; }
 details.problems summary { cursor:pointer; color:var(--warn); font-weight:600; }
 details.problems li { color:#52606d; }
+#exited-table td.resume { min-width:360px; max-width:560px; }
+code.copy { display:block; user-select:all; cursor:text; background:#f5f7fa; border:1px solid var(--line); border-radius:6px; padding:3px 8px; margin:0 0 4px; white-space:pre-wrap; overflow-wrap:anywhere; color:#1f2933; }
+code.copy:hover { border-color:#cbd2d9; background:#eef2f6; }
+.over-time { display:flex; flex-wrap:wrap; gap:16px 36px; align-items:flex-start; }
+.over-time figure { margin:0; flex:0 1 820px; min-width:0; }
+.over-time figure img { display:block; max-width:100%; height:auto; }
+.over-time figcaption { color:var(--muted); font-size:12px; margin-top:4px; }
+dl.facts { flex:1 1 300px; display:grid; grid-template-columns:max-content 1fr; gap:10px 18px; margin:6px 0 0; align-content:start; }
+dl.facts dt { color:var(--muted); font-size:12px; text-transform:uppercase; letter-spacing:.04em; padding-top:3px; white-space:nowrap; }
+dl.facts dd { margin:0; }
+dl.facts dd b { font-size:16px; }
+dl.facts dd.warn b { color:var(--warn); }
 .login { max-width:440px; margin:60px auto; }
 .login input { width:100%; padding:8px; margin:8px 0 12px; font:inherit; border:1px solid #cbd2d9; border-radius:6px; }
 .login button { padding:7px 16px; font:inherit; }
