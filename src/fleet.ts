@@ -49,6 +49,8 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   const probeErrors: Record<string, string> = {};
   const problems: string[] = [];
 
+  // the sweep's time is taken before any evidence is read: silences and windows are never overstated
+  const at = now();
   const [roster, panes, table, tasks, transcripts] = await Promise.all([
     readRoster(f.rosterCommand, config.probeTimeout),
     listPanes(f.tmuxSocket, config.probeTimeout),
@@ -56,7 +58,6 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
     readTasks(f.tasksDir),
     indexTranscripts(f.projectsDir),
   ]);
-  const at = now();
 
   if (!roster.ok) {
     probeErrors.roster = roster.error;

@@ -45,7 +45,7 @@ afterEach(async () => {
 function configFile(over: Record<string, unknown> = {}): string {
   const file = join(fleet.root, `admit-${randomBytes(3).toString('hex')}.json`);
   const { windows, ...rest } = over as { windows?: Record<string, unknown> };
-  writeFileSync(file, JSON.stringify(fleet.config({ host, probeTimeout: '10s', windows: { admitLease: '60s', ...windows }, ...rest })));
+  writeFileSync(file, JSON.stringify(fleet.config({ host, probeTimeout: '30s', windows: { admitLease: '60s', ...windows }, ...rest })));
   return file;
 }
 
@@ -92,7 +92,7 @@ describe('sunset admit', () => {
     const cfg = configFile({ cap: 2 });
     const m = marking('under', 7);
     const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
-    expect(r.code).toBe(7);
+    expect(r.code, r.stderr).toBe(7);
     expect(existsSync(m.marker)).toBe(true);
     expect(r.stdout + r.stderr).toBe(''); // quiet when it admits: the terminal is the command's
 
@@ -109,7 +109,7 @@ describe('sunset admit', () => {
     const cfg = configFile({ cap: 2 });
     const m = marking('at');
     const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
-    expect(r.code).toBe(75);
+    expect(r.code, r.stderr).toBe(75);
     expect(r.stderr.trim().split('\n')).toEqual(['sunset admit: cap reached: 2/2 — not starting; 1 finished session is being asked to exit']);
     expect(r.stdout).toBe('');
     expect(existsSync(m.marker)).toBe(false);
@@ -138,11 +138,11 @@ describe('sunset admit', () => {
     const runs = ['r1', 'r2', 'r3', 'r4'].map((n) => ({ m: marking(n), c: null as Cli | null }));
     for (const x of runs) x.c = cli(['admit', '--config', cfg, '--', ...x.m.argv]);
     const results = await Promise.all(runs.map((x) => finish(x.c!)));
-    expect(results.map((r) => r.code).sort()).toEqual([0, 75, 75, 75]);
+    expect(results.map((r) => r.code).sort(), results.map((r) => r.stderr).join('\n')).toEqual([0, 75, 75, 75]);
     expect(runs.filter((x) => existsSync(x.m.marker))).toHaveLength(1);
     // the lease holds the slot (the command is no session, so the roster never shows it)
     const later = await finish(cli(['admit', '--config', cfg, '--', ...marking('r5').argv]));
-    expect(later.stderr).toMatch(/cap reached: 2\/2/);
+    expect(later.stderr).toMatch(/cap reached: 2\/2 — not starting/);
   });
 
   it('a lease stops counting once the roster shows the session it started: counted once, not twice', async () => {
@@ -155,10 +155,11 @@ describe('sunset admit', () => {
     const c = await finish(cli(['cap', '--json', '--config', cfg]));
     expect(JSON.parse(c.stdout)).toMatchObject({ live: 2, admitting: 0, counted: 2, free: 1 });
     const m = marking('third');
-    expect((await finish(cli(['admit', '--config', cfg, '--', ...m.argv]))).code).toBe(0);
+    const third = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
+    expect(third.code, third.stderr).toBe(0);
     // now 2 rows + the third's lease (no session): full
     const full = await finish(cli(['admit', '--config', cfg, '--', ...marking('fourth').argv]));
-    expect(full.code).toBe(75);
+    expect(full.code, full.stderr).toBe(75);
     expect(full.stderr).toMatch(/cap reached: 3\/3/);
     // the admitted session leaves by its own exit path; admit passes its exit code on
     await fleet.stop(s.id);
@@ -188,7 +189,7 @@ describe('sunset admit', () => {
     expect(existsSync(m.marker)).toBe(false);
     await fleet.stop(a); // the session leaves by its own exit path; its slot frees
     const r = await finish(w);
-    expect(r.code).toBe(5);
+    expect(r.code, r.stderr).toBe(5);
     expect(existsSync(m.marker)).toBe(true);
     expect(r.stderr).toMatch(/a slot freed after .* — starting/);
   });
@@ -207,11 +208,12 @@ describe('sunset admit', () => {
     const jumper = await finish(cli(['admit', '--config', cfg, '--', ...marking('jumper').argv]));
     expect(jumper.code, jumper.stderr).toBe(75);
     await fleet.stop(a);
-    expect((await finish(w1)).code).toBe(0);
+    const r1 = await finish(w1);
+    expect(r1.code, r1.stderr).toBe(0);
     expect(existsSync(first.marker)).toBe(true);
     // w1's lease now holds the one slot until admitLease: w2 waits out its timeout
     const r2 = await finish(w2);
-    expect(r2.code).toBe(75);
+    expect(r2.code, r2.stderr).toBe(75);
     expect(r2.stderr).toMatch(/gave up after 8s: cap reached: 1\/1/);
     expect(existsSync(second.marker)).toBe(false);
   });

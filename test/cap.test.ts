@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { capLine, countCap, holdsSlot, hourBucket, leavingOf, leavingPhrase } from '../src/cap.js';
-import { leasesShown, type Lease } from '../src/admit.js';
+import { AdmitStore, leasesShown, type Lease } from '../src/admit.js';
+import { Redis } from 'ioredis';
 import type { SessionView } from '../src/fleet.js';
 import type { Evidence, TaskFacts } from '../src/verdict.js';
 import { TestFleet } from './fleet/fleet.js';
@@ -144,6 +145,54 @@ describe('leasesShown: the roster shows an admitted session', () => {
     ['each lease on its own', [lease('A', 60, 600), lease('B', 80, 800)], [80], ['B']],
   ];
   for (const [name, leases, pids, want] of cases) it(name, () => expect([...leasesShown(leases, pids, ancestry)].sort()).toEqual(want));
+});
+
+// ---------------------------------------------------------------- the lease and queue scripts, on the shared Redis
+
+describe('AdmitStore: the check-and-lease and the queue, on Redis (time passed in, so no waiting)', () => {
+  let store: AdmitStore;
+  beforeEach(() => {
+    store = new AdmitStore(new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'), uniqueHost());
+  });
+  afterEach(async () => {
+    await store.redis.del(...Object.values(store.keys));
+    await store.close();
+  });
+  const t0 = 1_800_000_000_000;
+  const take = (now: number, live: number, o: { ticket?: string; shown?: string[]; ceiling?: number } = {}) =>
+    store.take({ now, live, ceiling: o.ceiling ?? 3, leaseMs: 60_000, ticket: o.ticket ?? null, shown: o.shown ?? [] });
+
+  it('leases count as live until they expire; a shown lease is not counted twice', async () => {
+    const a = await take(t0, 1);
+    expect(a).toMatchObject({ granted: true, counted: 2 });
+    const b = await take(t0 + 1, 1);
+    expect(b).toMatchObject({ granted: true, counted: 3 });
+    expect(await take(t0 + 2, 1)).toMatchObject({ granted: false, counted: 3 }); // 1 live + 2 leases
+    // a snapshot that shows a's session counts it as a row (live 2), not again as a lease
+    expect(await take(t0 + 3, 2, { shown: [a.leaseId] })).toMatchObject({ granted: false, counted: 3 });
+    // a's and b's leases run out after admitLease
+    expect(await take(t0 + 60_002, 1)).toMatchObject({ granted: true, counted: 2 });
+    expect((await store.leases(t0 + 60_002)).map((l) => l.id)).toHaveLength(1);
+  });
+
+  it('the queue: the head alone takes a slot; a start without --wait does not jump it; a silent waiter drops out', async () => {
+    await store.join('w1', null, t0, 5000);
+    await store.join('w2', null, t0 + 1, 5000);
+    expect(await store.position('w1', t0 + 2, null)).toBe(0);
+    expect(await store.position('w2', t0 + 2, null)).toBe(1);
+    expect(await take(t0 + 3, 1, { ticket: 'w2' })).toMatchObject({ granted: false, ahead: 1 }); // free slots, but w1 first
+    expect(await take(t0 + 3, 1)).toMatchObject({ granted: false, ahead: 2 }); // 1 + 2 queued ≥ 3
+    expect(await take(t0 + 4, 1, { ticket: 'w1' })).toMatchObject({ granted: true, counted: 2 });
+    expect(await store.position('w1', t0 + 5, null)).toBeNull(); // admitted: out of the queue
+    expect(await store.position('w2', t0 + 5, 5000)).toBe(0);
+    // w2 stops beating (it died): past its heartbeat it is dropped, and the queue is empty again
+    expect(await store.position('w2', t0 + 20_000, null)).toBeNull();
+    expect(await take(t0 + 20_001, 1, { ticket: 'w2' })).toMatchObject({ granted: false, lost: true });
+    // a lost ticket re-joins at its own place
+    await store.join('w3', null, t0 + 20_002, 5000);
+    await store.join('w2', 2, t0 + 20_003, 5000);
+    expect(await store.position('w2', t0 + 20_004, null)).toBe(0);
+  });
 });
 
 // ---------------------------------------------------------------- `sunset cap` on a test fleet

@@ -11,6 +11,7 @@ import { TestFleet, waitFor, type Attachment } from './fleet/fleet.js';
 import { startTestSunset, testConfig, uniqueHost, type TestSunset } from './support/sunset.js';
 import { expirePace, runExpireScan } from '../src/expire.js';
 import { Alarms } from '../src/alarms.js';
+import { EXPIRE_SCHEDULER_ID } from '../queues/expire-scan.js';
 
 const H = 3_600_000;
 let fleet: TestFleet;
@@ -115,6 +116,23 @@ describe('expire on a test fleet', () => {
     expect(fleet.isAlive(stubborn)).toBe(true); // nothing stronger: a person decides now
     const scan = await runExpireScan(sunset.deps, { dryRun: true });
     expect(scan.lines.find((l) => l.id === stubborn.id)).toMatchObject({ action: 'spared', reasons: ['gave-up'] });
+  });
+
+  it('the expire scan is one job scheduler per host: a second process and a restart add nothing', async () => {
+    const cfg = testConfig(fleet, { windows: { expireEvery: 60_000 } });
+    sunset = await startTestSunset(cfg);
+    const second = await startTestSunset(cfg);
+    const q = sunset.deps.producers.expire.queue;
+    try {
+      await until('the first scan ran (its first run fires at once)', async () => (await q.getJobCounts('completed')).completed >= 1);
+      await second.close();
+      await (await startTestSunset(cfg)).close(); // a restart
+      const schedulers = await q.getJobSchedulers();
+      expect(schedulers.map((x) => [x.key, x.every])).toEqual([[EXPIRE_SCHEDULER_ID, 60_000]]);
+      expect(q.name).toBe(`expire-scan@${cfg.host}`); // per host: another host's scheduler is its own
+    } finally {
+      await second.close();
+    }
   });
 });
 

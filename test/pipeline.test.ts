@@ -43,8 +43,9 @@ describe('the exit pipeline', () => {
     expect(JSON.parse(readFileSync(ask, 'utf8'))).toMatchObject({ type: 'sunset-exit-ask', taskId: 'job-1', sessionId: a.sessionId });
     expect(fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
     expect(sunset.exitCalls).toEqual([a.id]);
-    const audit = readFileSync(join(sunset.config.stateDir, 'audit.jsonl'), 'utf8');
-    for (const e of ['"release"', '"ask"', '"request"', '"exit:exited"']) expect(audit).toContain(e);
+    const audit = () => readFileSync(join(sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
+    await until('the exit audited', () => audit().includes('"exit:exited"')); // written just after the latch
+    for (const e of ['"release"', '"ask"', '"request"', '"exit:exited"']) expect(audit()).toContain(e);
   });
 
   it('awaiting-human and active lanes are never touched, however idle (D4)', async () => {
