@@ -19,6 +19,7 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'samples', summary: 'what the fleet sampler recorded: live sessions, memory by lane, 48 h idleness', load: async () => (await import('./cli/samples.js')).samplesCommand },
   { name: 'exited', summary: 'the resume ledger: sessions sunset exited or gave up on', load: async () => (await import('./cli/exited.js')).exitedCommand },
   { name: 'resume', summary: 'bring back a conversation sunset exited (through the cap)', load: async () => (await import('./cli/resume.js')).resumeCommand },
+  { name: 'service', summary: 'print a systemd user unit that runs `sunset up` with this machine’s paths', load: async () => (await import('./cli/service.js')).serviceCommand },
   { name: 'demo', summary: 'watch sunset work on a simulated fleet (ends by itself in about a minute)', load: async () => (await import('./cli/demo.js')).demoCommand },
 ];
 

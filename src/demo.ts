@@ -71,10 +71,10 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const cast = await buildFleet(fleet);
     const config = demoConfig(fleet, redis.url, o.webPort);
     const narrator = new Narrator(out, cast);
-    running = await startSunset(config, { log: createLogger('debug', narrator.stream()), roles: o.startWeb ? ['producers', 'workers', 'web'] : ['producers', 'workers'], startWeb: o.startWeb });
-    out(`Redis: ${redis.url}${redis.own ? ' (private, for this demo)' : ''}; queues ${running.deps.producers.exit.name} and friends.`);
-    if (running.web) out(`Bull Board: ${running.web.url}queues   fleet page: ${running.web.url}   decisions: ${running.web.url}decisions`);
+    out(`Redis: ${redis.url}${redis.own ? ' (private, for this demo)' : ''}; queues session-exit@${config.host} and friends.`);
     out(`Windows compressed: grace 2s, ask → request 2s, between requests 2s, expire after 30m idle (transcripts here are 1h old).\n`);
+    running = await startSunset(config, { log: createLogger('debug', narrator.stream()), roles: o.startWeb ? ['producers', 'workers', 'web'] : ['producers', 'workers'], startWeb: o.startWeb });
+    if (running.web) out(`Bull Board: ${running.web.url}queues   fleet page: ${running.web.url}   decisions: ${running.web.url}decisions`);
 
     // The busy session finishes its turn after a while: it is exited only once the evidence clears.
     const clearBusy = setTimeout(() => {

@@ -142,7 +142,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         const tr = transcripts.get(row.sessionId);
         if (tr) {
           evidence.transcript = tr.path;
-          evidence.silenceMs = Math.max(0, at - tr.mtimeMs);
+          evidence.silenceMs = Math.max(0, Math.floor(at - tr.mtimeMs));
         } else evidence.transcript = null;
       }
 

@@ -9,11 +9,15 @@ export type PersonExitResult =
   | { status: 'accepted'; jobId: string; view: SessionView }
   | { status: 'unknown-id' }
   | { status: 'roster-failed'; error: string }
+  | { status: 'needs-reason' }
   | { status: 'refused'; view: SessionView; reasons: string[]; overridable: boolean };
 
 const UNREACHABLE = new Set(['no-pane', 'kind-unknown', 'liveness-unknown']);
 
 export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
+  // overriding a protection is a person's decision: it is audited with why, so it must say why
+  if (o.override && !o.why.trim()) return { status: 'needs-reason' };
+  o = { ...o, why: o.why.trim() || '(no reason given)' };
   const snap = await deps.fleet(0);
   if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
   const rows = snap.sessions.filter((s) => s.id === id || s.sessionId === id);

@@ -97,8 +97,10 @@ export function redisLink(t: RedisTarget): RedisLink {
       const c = client;
       client = null;
       if (!c || c.status === 'end') return;
+      // quit() answers before the sockets are gone; 'end' is when the last one has closed
+      const ended = new Promise<void>((resolve) => c.once('end', () => resolve()));
       try {
-        await Promise.race([c.quit(), new Promise((_, reject) => setTimeout(() => reject(new Error('quit timed out')), 3000).unref())]);
+        await Promise.race([c.quit().then(() => ended), new Promise((_, reject) => setTimeout(() => reject(new Error('quit timed out')), 3000).unref())]);
       } catch {
         c.disconnect();
       }

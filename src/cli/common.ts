@@ -42,7 +42,8 @@ export function parse(cmd: Command, argv: string[]) {
     });
     return { values: values as Record<string, any>, positionals, rest };
   } catch (err: any) {
-    throw new UsageError(`${err.message.replace(/^TypeError \[[A-Z_]+\]: /, '')}\n\n${cmd.usage}`);
+    const msg = String(err.message).replace(/^TypeError \[[A-Z_]+\]: /, '').replace(/\. To specify a positional argument.*$/s, '');
+    throw new UsageError(`${msg}\n\n${cmd.usage}`);
   }
 }
 

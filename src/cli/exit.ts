@@ -34,8 +34,13 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
     const deps = createDeps(cfg, { log });
     const by = safeUser();
     try {
-      const r = await requestPersonExit(deps, id, { why: values.reason ?? '(no reason given)', by, override: Boolean(values['override-protection']) });
+      const r = await requestPersonExit(deps, id, { why: values.reason ?? '', by, override: Boolean(values['override-protection']) });
       const print = (o: object) => values.json && io.out(JSON.stringify(o, null, 2));
+      if (r.status === 'needs-reason') {
+        print({ status: r.status });
+        io.err(`sunset exit: --override-protection is a person's decision and is audited: say why with --reason TEXT`);
+        return EXIT.usage;
+      }
       if (r.status === 'roster-failed') {
         print({ status: r.status, error: r.error });
         io.err(`sunset exit: not acting: ${r.error}`);

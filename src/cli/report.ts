@@ -36,7 +36,7 @@ export function formatReport(r: Report): string {
   out.push(`memory held by live sessions: ${formatBytes(r.memory.totalBytes)}`);
   for (const l of LANES) {
     const m = r.memory.byLane[l];
-    out.push(`  ${l.padEnd(15)} ${String(m.sessions).padStart(4)} sessions ${formatBytes(m.bytes).padStart(9)}  ${(m.share * 100).toFixed(0).padStart(3)} %`);
+    out.push(`  ${l.padEnd(15)} ${String(m.sessions).padStart(4)} session${m.sessions === 1 ? ' ' : 's'} ${formatBytes(m.bytes).padStart(9)}  ${(m.share * 100).toFixed(0).padStart(3)} %`);
   }
   const e = r.memory.eligible;
   out.push(`eligible to leave now: ${e.sessions} sessions, would give back ${formatBytes(e.bytes)}; MemAvailable ${formatBytes(r.memory.availableBytes)}${r.memory.pressure ? ' — UNDER the floor: exits go largest first' : ''}`);

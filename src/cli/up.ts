@@ -35,8 +35,10 @@ Logs are JSON lines on stderr. Interrupted or terminated, it closes workers, que
         log.info({ event: 'up:stopping', signal: sig }, 'sunset stopping');
         running.close().then(resolve, resolve);
       };
-      process.once('SIGINT', () => stop('interrupt'));
-      process.once('SIGTERM', () => stop('terminate'));
+      // on, not once: with a probe child in flight, execa's signal-exit re-raises a signal that no other
+      // listener is left to handle, which killed sunset halfway through this shutdown (the chaos suite)
+      process.on('SIGINT', () => stop('interrupt'));
+      process.on('SIGTERM', () => stop('terminate'));
     });
     log.info({ event: 'up:stopped' }, 'sunset stopped');
     return EXIT.ok;

@@ -26,11 +26,13 @@ Exit codes: 0 = printed (with ID: that session is eligible), 3 = ID is not eligi
     const chosen = id === undefined ? snap.sessions : snap.sessions.filter((s) => s.id === id || s.sessionId === id);
     if (values.json) {
       const j = snapshotJson({ ...snap, sessions: chosen });
-      io.out(JSON.stringify(j, null, 2));
+      const unknown = snap.roster.ok && id !== undefined && !chosen.length ? { error: `no roster row has id or sessionId ${JSON.stringify(id)}` } : {};
+      if ('error' in unknown) io.err(`sunset: ${unknown.error} (not eligible: exit 3)`);
+      io.out(JSON.stringify({ ...j, ...unknown }, null, 2));
     } else if (!snap.roster.ok) {
       io.err(`sunset: nothing is eligible: the roster probe failed`);
     } else {
-      if (id !== undefined && !chosen.length) io.err(`sunset: no roster row has id or sessionId ${JSON.stringify(id)}`);
+      if (id !== undefined && !chosen.length) io.err(`sunset: no roster row has id or sessionId ${JSON.stringify(id)} (not eligible: exit 3)`);
       for (const s of chosen) io.out(line(s));
       if (id === undefined) io.out(summary(snap.sessions));
     }

@@ -158,7 +158,8 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
     const { reason, override } = body;
     if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON)) return reply.code(400).send({ error: `reason takes a string of at most ${MAX_REASON} characters` });
     if (override !== undefined && typeof override !== 'boolean') return reply.code(400).send({ error: 'override takes true or false' });
-    const r = await requestPersonExit(deps, id, { why: reason?.trim() || '(no reason given)', by: `web ${req.ip}`, override: override === true });
+    const r = await requestPersonExit(deps, id, { why: reason ?? '', by: `web ${req.ip}`, override: override === true });
+    if (r.status === 'needs-reason') return reply.code(400).send({ error: 'an override is a person\'s decision and is audited: give a reason' });
     switch (r.status) {
       case 'accepted':
         return reply.code(202).send({ status: 'accepted', jobId: r.jobId, id: r.view.id, sessionId: r.view.sessionId });

@@ -289,6 +289,8 @@ export class TestFleet {
   /** Raw sunset config object pointing at this fleet, deep-merged with overrides. */
   config(overrides: Record<string, unknown> = {}): Record<string, any> {
     const base: Record<string, any> = {
+      // its own host: queue names never collide with a real sunset (or another fleet) on the same Redis
+      host: `fleet-${basename(this.root).replace(/[^A-Za-z0-9]/g, '').slice(-10)}`,
       stateDir: this.stateDir,
       fleet: {
         rosterCommand: [...this.rosterCommand],

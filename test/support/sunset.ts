@@ -66,5 +66,30 @@ export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}
     },
     ...o,
   });
+  const close = running.close;
+  running.close = async () => {
+    await close();
+    await dropHost(config.redisUrl, config.host);
+  };
   return Object.assign(running, { config, events, exitCalls });
+}
+
+/** Remove a test host's keys (its queues, its admit leases) from a shared Redis: a test leaves nothing behind. */
+export async function dropHost(redisUrl: string, host: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const c = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+  c.on('error', () => undefined);
+  try {
+    await c.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await c.scan(cursor, 'MATCH', `{sunset}:*@${host}:*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length) await c.del(...keys);
+    } while (cursor !== '0');
+  } catch {
+    /* Redis gone (a test that stopped its own): nothing to drop */
+  } finally {
+    c.disconnect();
+  }
 }
