@@ -15,9 +15,6 @@ export type PersonExitResult =
 const UNREACHABLE = new Set(['no-pane', 'kind-unknown', 'liveness-unknown']);
 
 export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
-  // overriding a protection is a person's decision: it is audited with why, so it must say why
-  if (o.override && !o.why.trim()) return { status: 'needs-reason' };
-  o = { ...o, why: o.why.trim() || '(no reason given)' };
   const snap = await deps.fleet(0);
   if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
   const rows = snap.sessions.filter((s) => s.id === id || s.sessionId === id);
@@ -27,6 +24,9 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   const hard = view.reasons.filter((r) => UNREACHABLE.has(r));
   if (hard.length) return { status: 'refused', view, reasons: hard, overridable: false };
   if (view.verdict === 'protected' && !o.override) return { status: 'refused', view, reasons: view.reasons, overridable: true };
+  // overriding a protection is a person's decision: it is audited with why, so it must say why
+  if (view.verdict === 'protected' && !o.why.trim()) return { status: 'needs-reason' };
+  o = { ...o, why: o.why.trim() || '(no reason given)' };
   const at = deps.now();
   const jobId = personExitId(view.sessionId, at);
   deps.audit({ event: 'exit:person-request', sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) });
