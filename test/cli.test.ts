@@ -81,6 +81,10 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect(r.code).toBe(3);
     expect(r.stderr).toMatch(/no override/);
 
+    const noReason = await sunsetCli(['exit', busy.id, '--config', cfg, '--override-protection']);
+    expect(noReason.code).toBe(2);
+    expect(noReason.stderr).toMatch(/--reason/);
+
     sunset = await startTestSunset(testConfig(fleet, { host }));
     const ok = await sunsetCli(['exit', busy.id, '--config', cfg, '--override-protection', '--reason', 'needs the memory', '--wait', '--json']);
     expect(ok.code).toBe(0);
