@@ -1,19 +1,22 @@
-// Bench: the exit pipeline on the shared Redis (a unique host per phase, queues obliterated after).
+// Bench: the exit pipeline on the shared Redis (a unique host per phase, its queues obliterated after).
 //
 //   floor     1,000 raw BullMQ add → worker-finished round trips (no-op processor), one at a time, and
-//             1,000 added at once through a worker of the release worker's concurrency
-//   burst     1,000 task files rewritten from `active` to `done` by rename in one burst: latency from
-//             each file's write to its release on disk (p50/p99) and throughput   (grace 1 h: release only)
+//             1,000 added at once to a worker of the release worker's concurrency (32)
+//   burst     1,000 task files rewritten from `active` to `done` by rename in one burst: latency from each
+//             file's write to its release on disk (p50/p99) and throughput (grace 1 h: release only); then
+//             a trickle of 200 more at 50/s, the latency of a release when nothing queues
 //   lateness  300 finished tasks on live (light) sessions, grace 3 s: how late the ask fires after
-//             releasedAt + grace (p50/p99), from the ask job's processedOn and from exitAskedAt
-//   idle      `node dist/src/cli.js up --role producers --role workers` as a child (compiled JS) with
-//             500 tracked sessions (released and asked, waiting out askWait), default-ish windows:
-//             RSS and CPU over 60 s once it has settled
+//             releasedAt + grace (p50/p99), from the ask job's processedOn and from exitAskedAt — once with
+//             the 300 finishing over 10 s, once all at once
+//   idle      `node dist/src/cli.js up --role producers --role workers` as a child (compiled JS) with 500
+//             tracked sessions (released and asked, waiting out askWait), default-ish windows: RSS and CPU
+//             over 60 s once it has settled (first reconcile, expire scan and census done)
 //
-//   node dist/bench/run.js pipeline          (after npm run build)
+//   node dist/bench/run.js pipeline [--only=floor,burst,lateness,idle]      (after npm run build)
+//   BENCH_PROFILE=<dir>: CPU profiles of the measured windows; BENCH_UP_NODE_ARGS: node options for `up`
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -302,14 +305,27 @@ async function latenessBench(n: number, cleanup: Cleanup) {
 
 // ------------------------------------------------------------------------------------------ idle
 
-function procSample(pid: number): { cpuTicks: number; childTicks: number; rssBytes: number } {
+function procSample(pid: number): { cpuTicks: number; childTicks: number; rssBytes: number; anonBytes: number; fileBytes: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields 14-17 (utime, stime, cutime, cstime) are f[11..14]
   const cpuTicks = Number(f[11]) + Number(f[12]);
   const childTicks = Number(f[13]) + Number(f[14]);
   const rssBytes = Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * pageBytes();
-  return { cpuTicks, childTicks, rssBytes };
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN) * 1024;
+  return { cpuTicks, childTicks, rssBytes, anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') };
+}
+
+/** The RSS floor: a bare `node` that only waits, measured the same way. */
+async function bareNodeRss(): Promise<number> {
+  const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+  try {
+    await sleep(1500);
+    return procSample(child.pid!).rssBytes;
+  } finally {
+    child.kill('SIGKILL'); // our own child
+  }
 }
 
 async function idleBench(sessions: number, seconds: number, cleanup: Cleanup) {
@@ -328,7 +344,9 @@ async function idleBench(sessions: number, seconds: number, cleanup: Cleanup) {
   const config = parseConfig(fleet.config(raw), { env: {} });
   cleanup.add(`obliterate queues of ${host}`, () => obliterateHost(config));
 
-  const child: ChildProcess = spawn(process.execPath, [CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', file], {
+  // BENCH_UP_NODE_ARGS: extra node options for the child, to try e.g. --max-semi-space-size=2
+  const nodeArgs = (process.env.BENCH_UP_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', file], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, REDIS_URL },
   });
@@ -360,8 +378,18 @@ async function idleBench(sessions: number, seconds: number, cleanup: Cleanup) {
     250,
   );
   if (!settled) throw new Error(`pipeline bench: sunset up did not settle within 90 s (exit ${child.exitCode}); stderr:\n${stderr}`);
+  // and the fleet sampler's first census (docs/sampler.md: min(sampleEvery, 60 s) after start), a start-up
+  // event like the first reconcile; later ones come every sampleEvery (5 min), outside a 60 s window
+  const samples = join(config.stateDir, 'samples.jsonl');
+  const pre = procSample(pid);
+  const preAt = Date.now();
+  const census = await waitFor(() => existsSync(samples) && statSync(samples).size > 0, 90_000, 500);
   await sleep(3000);
   const a = procSample(pid);
+  // what the census (one sweep of the fleet) cost, less the idle baseline over the same time: work that
+  // recurs every sampleEvery, like the reconcile pass every reconcileEvery
+  const censusCpuMs = (a.cpuTicks + a.childTicks - pre.cpuTicks - pre.childTicks) * 10;
+  const censusWaitS = (Date.now() - preAt) / 1000;
   const t0 = Date.now();
   let peak = a.rssBytes;
   while (Date.now() - t0 < seconds * 1000) {
@@ -371,7 +399,15 @@ async function idleBench(sessions: number, seconds: number, cleanup: Cleanup) {
   const b = procSample(pid);
   const wall = (Date.now() - t0) / 1000;
   const tck = 100;
+  const bare = await bareNodeRss();
   return {
+    census,
+    censusCpuMs,
+    censusWaitS,
+    bare,
+    anon: b.anonBytes,
+    file: b.fileBytes,
+    nodeArgs,
     rssStart: a.rssBytes,
     rssEnd: b.rssBytes,
     rssPeak: peak,
@@ -474,17 +510,26 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
       out({
         bench: 'pipeline',
         name: `idle RSS, sunset up (compiled), ${idleSessions} tracked sessions`,
-        value: `${mb(idle.rssEnd)} (start ${mb(idle.rssStart)}, peak ${mb(idle.rssPeak)})`,
+        value: `${mb(idle.rssEnd)} (start ${mb(idle.rssStart)}, peak ${mb(idle.rssPeak)}; anon ${mb(idle.anon)}, file ${mb(idle.file)})${idle.nodeArgs.length ? ` with ${idle.nodeArgs.join(' ')}` : ''}`,
+        floor: `bare node ${mb(idle.bare)}`,
         target: '≤ 100 MB',
         pass: idle.rssPeak <= 100 * 1024 * 1024,
       });
       out({
         bench: 'pipeline',
         name: `idle CPU over ${Math.round(idle.wall)} s`,
-        value: `${idle.cpuPct.toFixed(2)} % (+ ${idle.childCpuPct.toFixed(2)} % in child processes)`,
+        value: `${idle.cpuPct.toFixed(2)} % (+ ${idle.childCpuPct.toFixed(2)} % in child processes)${idle.census ? ', after the first census' : ', no census seen'}`,
         target: '< 1 %',
         pass: idle.cpuPct + idle.childCpuPct < 1,
       });
+      if (idle.census) {
+        const base = (idle.cpuPct + idle.childCpuPct) / 100;
+        const sweepCpu = Math.max(0, idle.censusCpuMs / 1000 - base * idle.censusWaitS);
+        console.log(
+          `  (one fleet sweep here, the census, cost ≈ ${(sweepCpu * 1000).toFixed(0)} ms CPU with its children; a census and a reconcile pass every 5 min ` +
+            `would add ≈ ${(((2 * sweepCpu) / 300) * 100).toFixed(2)} % averaged over time)`,
+        );
+      }
       console.log(`  [load ${load()}]`);
     }
     return figures;

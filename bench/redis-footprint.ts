@@ -77,7 +77,8 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
     const running: Running = await startSunset(config, { roles: ['producers', 'workers'], log: silentLogger, exitImpl });
     cleanup.add('sunset', () => running.close());
     const active = new Set<string>();
-    running.deps.fleet = syntheticFleet(config, active);
+    const fleet = syntheticFleet(config, active);
+    running.deps.fleet = fleet.source;
     await waitQuiet(client, config.host, 60_000);
     const before = await used();
     console.log(`  before: used_memory ${kb(before)} (sunset running, schedulers in place, no task yet)`);
@@ -91,15 +92,22 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
         const k = done + i;
         const id = `fp-${k}`;
         ids.push(id);
-        active.add(id);
         writeTaskJson(config.fleet.tasksDir, { id, state: 'done', sessionId: `sess-${k}`, title: `bench task ${k}`, updatedAt: new Date().toISOString() });
+        active.add(id); // in the same tick as the write: no job can judge the task before its session is in
+        fleet.changed();
       }
+      let quietSince: number | null = null;
       await until(`batch ${done}-${done + n} finished`, async () => {
         for (const id of ids) {
           if (!active.has(id)) continue;
           const t = await readTask(config.fleet.tasksDir, id);
-          if (!(t?.exitedAt || t?.exitGaveUpAt)) return false;
-          active.delete(id);
+          if (!(t?.exitedAt || t?.exitGaveUpAt)) {
+            // a chain that stopped short would leave the queues idle with tasks unfinished: say so, do not hang
+            if (!(await quiet(client, config.host))) quietSince = null;
+            else if (Date.now() - (quietSince ??= Date.now()) > 10_000) throw new Error(`the pipeline went quiet with task ${id} unfinished: ${JSON.stringify(t)}`);
+            return false;
+          }
+          active.delete(id); // a finished task's stale row in a cached snapshot is harmless: no job judges it again
         }
         return true;
       }, 30 * 60_000);
@@ -129,11 +137,14 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
 /** Every task in `active` is a live, idle, silent, unattached background session with a drained inbox. */
 function syntheticFleet(config: Config, active: Set<string>) {
   const policy = policyFrom(config);
-  let last: { at: number; snap: FleetSnapshot } | null = null;
-  return async (maxAgeMs: number): Promise<FleetSnapshot> => {
+  let last: { at: number; version: number; snap: FleetSnapshot } | null = null;
+  let version = 0;
+  const source = async (maxAgeMs: number): Promise<FleetSnapshot> => {
     const now = Date.now();
-    // never fresher than 200 ms: the evidence is synthetic, re-reading a thousand files per exit job is not the point
-    if (last && now - last.at <= Math.max(maxAgeMs, 200)) return last.snap;
+    // never fresher than 200 ms while the set of sessions stays the same: the evidence is synthetic, and
+    // re-reading a thousand task files for every exit job is not what this bench measures
+    if (last && last.version === version && now - last.at <= Math.max(maxAgeMs, 200)) return last.snap;
+    const at = version;
     const tasks: Task[] = [];
     for (const id of active) {
       const t = await readTask(config.fleet.tasksDir, id);
@@ -158,21 +169,24 @@ function syntheticFleet(config: Config, active: Set<string>) {
       return { ...facts, ...decide(facts, policy, now), row, live: true, taskId: t.id, taskState: t.state, rssBytes: null, procStartMs: null };
     });
     const snap: FleetSnapshot = { at: now, host: config.host, roster: { ok: true }, sessions, tasks, invalidTasks: [], problems: [], probeErrors: {} };
-    last = { at: now, snap };
+    last = { at: now, version: at, snap };
     return snap;
   };
+  return { source, changed: () => void version++ };
 }
 
 /** No chain job waiting, running, delayed or prioritized. */
+async function quiet(client: Redis, host: string): Promise<boolean> {
+  for (const q of QUEUES.slice(0, 4)) {
+    const k = `${PREFIX}:${queueName(q, host)}`;
+    const [w, a, d, p] = await Promise.all([client.llen(`${k}:wait`), client.llen(`${k}:active`), client.zcard(`${k}:delayed`), client.zcard(`${k}:prioritized`)]);
+    if (w + a + d + p) return false;
+  }
+  return true;
+}
+
 async function waitQuiet(client: Redis, host: string, ms: number): Promise<void> {
-  await until('the pipeline quiet', async () => {
-    for (const q of QUEUES.slice(0, 4)) {
-      const k = `${PREFIX}:${queueName(q, host)}`;
-      const [w, a, d, p] = await Promise.all([client.llen(`${k}:wait`), client.llen(`${k}:active`), client.zcard(`${k}:delayed`), client.zcard(`${k}:prioritized`)]);
-      if (w + a + d + p) return false;
-    }
-    return true;
-  }, ms);
+  await until('the pipeline quiet', () => quiet(client, host), ms);
 }
 
 /** What is left in Redis: jobs kept per queue and the events streams, with their memory. */

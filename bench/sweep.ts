@@ -18,7 +18,7 @@ import { readProcTable } from '../src/proc.js';
 import { readTasks } from '../src/tasks.js';
 import { TestFleet, slugOf, type Agent } from '../test/fleet/fleet.js';
 import { uniqueHost } from '../test/support/sunset.js';
-import { Cleanup, load, median, ms, printFigure, profiled, quantile, timed, type Figure } from './common.js';
+import { Cleanup, load, median, ms, profiled, quantile, timed, type Figure } from './common.js';
 
 export interface SweepOptions {
   live?: number;
@@ -297,6 +297,3 @@ export async function benchSweep(opts: SweepOptions = {}): Promise<Figure[]> {
     await cleanup.run();
   }
 }
-
-// shown by run.ts; exported for a reader who wants the figures as data
-export { printFigure };
