@@ -77,8 +77,9 @@ describe('test fleet: layout and roster', () => {
     const live = JSON.parse((await f.claude(['agents', '--json'])).stdout) as unknown[];
     expect(live).toHaveLength(3);
 
-    // transcript at projects/<slug of cwd>/<sessionId>.jsonl; busy ones keep writing
+    // transcript at projects/<slug of cwd>/<sessionId>.jsonl; busy ones keep writing (until set idle)
     expect(bg.transcriptPath).toBe(`${f.projectsDir}/${bg.cwd.replace(/\//g, '-')}/${bg.sessionId}.jsonl`);
+    f.setStatus(bg, 'busy');
     const size0 = f.transcriptSize(bg)!;
     expect(await waitFor(() => f.transcriptSize(bg)! > size0, 3000)).toBe(true);
     const quiet = f.transcriptSize(idle)!;

@@ -47,6 +47,8 @@ export function testConfig(fleet: TestFleet, overrides: Record<string, any> = {}
   );
 }
 
+const open = new Map<string, number>();
+
 export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}): Promise<TestSunset> {
   const events: Array<Record<string, any>> = [];
   const sink = new Writable({
@@ -67,10 +69,19 @@ export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}
     ...o,
   });
   const close = running.close;
-  running.close = async () => {
+  let closing: Promise<void> | null = null;
+  running.close = () => (closing ??= closeOnce());
+  const closeOnce = async () => {
     await close();
-    await dropHost(config.redisUrl, config.host);
+    // the last of this host's test processes to close takes its keys with it
+    const left = (open.get(config.host) ?? 1) - 1;
+    if (left > 0) open.set(config.host, left);
+    else {
+      open.delete(config.host);
+      await dropHost(config.redisUrl, config.host);
+    }
   };
+  open.set(config.host, (open.get(config.host) ?? 0) + 1);
   return Object.assign(running, { config, events, exitCalls });
 }
 
