@@ -9,7 +9,7 @@
 //   fifth task "still running") — so that 10,000 sessions cost no processes and the bench measures Redis.
 //   Tasks go in batches (default 1,000), as a fleet finishes work, not all at once.
 //
-//   node dist/bench/redis-footprint.js [--tasks=N] [--batch=N]   (after npm run build), or from bench/run.ts:
+//   node dist/bench/redis-footprint.js [--tasks=N] [--batch=N] [--exit-keep=N]   (after npm run build), or from bench/run.ts:
 //   (await import('./redis-footprint.js')).benchRedisFootprint({ tasks, batch })
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,6 +33,11 @@ export interface FootprintOptions {
   batch?: number;
   /** Bytes per task the figure must stay under. @defaultValue 2048 */
   budget?: number;
+  /**
+   * What if: keep at most this many finished exit jobs (queues/common.ts EXIT_RETENTION keeps 20,000 for a
+   * week). Set on the running exit queue's job defaults only, to measure a retention before choosing it.
+   */
+  exitKeep?: number;
 }
 
 const H = 3_600_000;
@@ -76,6 +81,11 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
     };
     const running: Running = await startSunset(config, { roles: ['producers', 'workers'], log: silentLogger, exitImpl });
     cleanup.add('sunset', () => running.close());
+    if (o.exitKeep !== undefined) {
+      const q = running.deps.producers.exit.queue as unknown as { jobsOpts: Record<string, unknown> };
+      q.jobsOpts = { ...q.jobsOpts, removeOnComplete: { age: 7 * 86400, count: o.exitKeep } };
+      console.log(`  what if: finished exit jobs kept at most ${o.exitKeep} (not the configured retention)`);
+    }
     const active = new Set<string>();
     const fleet = syntheticFleet(config, active);
     running.deps.fleet = fleet.source;
@@ -121,7 +131,7 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
     console.log(`  after: used_memory ${kb(after)}; ${breakdown}`);
     const f: Figure = {
       bench: 'redis-footprint',
-      name: `Redis used_memory growth per task (${total} tasks through the whole pipeline)`,
+      name: `Redis used_memory growth per task (${total} tasks through the whole pipeline${o.exitKeep !== undefined ? `, exit jobs kept ≤ ${o.exitKeep}` : ''})`,
       value: `${Math.round(perTask)} B/task (${kb(before)} → ${kb(after)}, in ${Math.round((Date.now() - t0) / 1000)} s)`,
       target: `≤ ${budget} B/task`,
       pass: perTask <= budget,
@@ -204,7 +214,11 @@ async function describe(client: Redis, host: string): Promise<string> {
     const k = `${PREFIX}:${queueName(q, host)}`;
     const [completed, failed, events] = await Promise.all([client.zcard(`${k}:completed`), client.zcard(`${k}:failed`), client.xlen(`${k}:events`).catch(() => 0)]);
     const eventsBytes = Number((await client.call('MEMORY', 'USAGE', `${k}:events`)) ?? 0);
-    parts.push(`${q}: ${completed} completed + ${failed} failed kept, events stream ${events} entries (${kb(eventsBytes)})`);
+    // what one kept job costs: its hash, sampled
+    const sample = await client.zrange(`${k}:completed`, '0', '49');
+    const sizes = await Promise.all(sample.map(async (id) => Number((await client.call('MEMORY', 'USAGE', `${k}:${id}`)) ?? 0)));
+    const perJob = sizes.length ? Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length) : 0;
+    parts.push(`${q}: ${completed} completed + ${failed} failed kept (≈ ${perJob} B each), events stream ${events} entries (${kb(eventsBytes)})`);
   }
   return parts.join('; ');
 }
@@ -237,7 +251,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
     const m = process.argv.find((a) => a.startsWith(`--${k}=`));
     return m ? Number(m.slice(k.length + 3)) : undefined;
   };
-  benchRedisFootprint({ tasks: num('tasks'), batch: num('batch') }).then(
+  benchRedisFootprint({ tasks: num('tasks'), batch: num('batch'), exitKeep: num('exit-keep') }).then(
     (figs) => (process.exitCode = figs.every((f) => f.pass !== false) ? 0 : 1),
     (err) => {
       console.error(err);

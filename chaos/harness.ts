@@ -53,8 +53,8 @@ export const CHAOS_WINDOWS = {
   retryWait: 250,
   exitConfirm: 1000,
   expireIdle: '48h',
-  reconcileEvery: 500,
-  recheck: 150,
+  reconcileEvery: 1000,
+  recheck: 200,
 };
 
 /** sunset's config for a fleet, with the roster wrapped so that every roster call is counted. */
@@ -63,12 +63,13 @@ export function chaosConfig(fleet: TestFleet, o: { host: string; redisUrl?: stri
     host: o.host,
     ...(o.redisUrl ? { redisUrl: o.redisUrl } : {}),
     ...(o.redisCluster ? { redisCluster: o.redisCluster } : {}),
-    probeTimeout: 4000,
+    // generous: a loaded CI box can take seconds to start the stand-in claude (a node process)
+    probeTimeout: 10_000,
     exitRate: { max: 20, per: 100 },
     windows: { ...CHAOS_WINDOWS, ...(o.windows ?? {}) },
-    log: { level: 'debug' },
-    fleet: { rosterCommand: ['sh', '-c', 'echo >> "$0"; exec "$1" agents --json --all', rosterCountFile(fleet), fleet.claudeBin] },
+    log: { level: process.env.CHAOS_VERBOSE ? 'debug' : 'info' },
     ...(o.extra ?? {}),
+    fleet: { rosterCommand: ['sh', '-c', 'echo >> "$0"; exec "$1" agents --json --all', rosterCountFile(fleet), fleet.claudeBin], ...((o.extra?.fleet as object) ?? {}) },
   });
 }
 
@@ -84,7 +85,7 @@ export function rosterCalls(fleet: TestFleet): number {
 }
 
 /** Wait until sunset has run the roster at least n more times than now (each a sweep that saw the fleet as it is). */
-export async function sweeps(fleet: TestFleet, n: number, ms = 60_000): Promise<void> {
+export async function sweeps(fleet: TestFleet, n: number, ms = 180_000): Promise<void> {
   const from = rosterCalls(fleet);
   await until(`${n} roster calls`, () => rosterCalls(fleet) >= from + n, ms);
 }
@@ -361,6 +362,14 @@ export function measure(fleet: TestFleet, subjects: Subject[], monitorProblems: 
   // asked twice: more than one "ask" decision for a task, or more than one ask file for one task
   const taskIds = new Set(o.audit.filter((e) => e.event === 'ask').map((e) => String(e.taskId)));
   for (const t of taskIds) if (o.asksOf(t) > 1) (m.askedTwice++, m.notes.push(`task ${t} asked ${o.asksOf(t)} times`));
+  // the ask file is written again only by a replay of the same ask (crash before its latch), with the time
+  // then latched; an ask file newer than exitAskedAt is a second message
+  for (const s of subjects) {
+    if (!s.taskId || !s.sessionId || s.sessionId.includes('/') || s.sessionId === '..') continue;
+    const file = readJson(join(fleet.inboxDir, s.sessionId, `sunset-exit-ask-${s.taskId}.json`));
+    const askedAt = o.task(s.taskId)?.exitAskedAt;
+    if (file && askedAt && file.at !== askedAt) (m.askedTwice++, m.notes.push(`task ${s.taskId}: ask file written at ${file.at}, asked at ${askedAt}`));
+  }
   // over 3 requests: received by an agent, latched on a task, or called by the exit worker
   const ids = new Set(o.requests.map((r) => String(r.id)));
   for (const id of ids) if (o.requestsOf(id) > 3) (m.over3++, m.notes.push(`session ${id} received ${o.requestsOf(id)} exit requests`));

@@ -9,7 +9,7 @@
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { addMeasure, assertBuilt, emptyMeasure, rng, type Measure } from './harness.js';
-import { SCENARIOS, type Scenario } from './scenarios.js';
+import { SCENARIOS, cleanupAll, type Scenario } from './scenarios.js';
 
 export interface ChaosRow {
   key: string;
@@ -36,12 +36,12 @@ export async function runChaos(o: ChaosOptions = {}): Promise<ChaosRow[]> {
   assertBuilt();
   const log = o.log ?? (() => undefined);
   const base = o.seed ?? Math.floor(Math.random() * 2 ** 31);
-  const chosen = SCENARIOS.filter((s) => (o.only?.length ? o.only.includes(s.key) : !(o.short && s.longOnly)));
+  const chosen = SCENARIOS.filter((s) => (o.only?.length ? o.only.includes(s.key) : !o.short || s.runs.short > 0));
   if (o.only?.length) for (const k of o.only) if (!SCENARIOS.some((s) => s.key === k)) throw new Error(`chaos: no fault "${k}"; the faults are: ${SCENARIOS.map((s) => s.key).join(', ')}`);
   const rows: ChaosRow[] = chosen.map((s) => ({ key: s.key, fault: s.fault, runs: 0, m: emptyMeasure(), ms: 0, seeds: [] }));
   const work: Array<{ s: Scenario; row: ChaosRow; seed: number; i: number; n: number }> = [];
   chosen.forEach((s, si) => {
-    const n = o.runs ?? (o.short ? s.runs.short : s.runs.full);
+    const n = o.runs ?? (o.short ? Math.max(1, s.runs.short) : s.runs.full);
     for (let i = 0; i < n; i++) work.push({ s, row: rows[si], seed: (base + si * 1000 + i) >>> 0, i, n });
   });
   let next = 0;
@@ -79,7 +79,7 @@ export function failing(m: Measure): string[] {
 }
 
 export function formatTable(rows: ChaosRow[]): string {
-  const head = ['fault', 'runs', 'sessions exited', 'asked twice', 'over 3 requests', 'alarms twice', 'fields lost', 'signals received', 'at-risk spared', 'other problems', 'time'];
+  const head = ['fault', 'runs', 'sessions exited', 'asked twice', 'over 3 requests', 'alarms twice', 'fields lost', 'signals received', 'at-risk spared', 'other problems', 'run time'];
   const body = rows.map((r) => [
     r.fault,
     String(r.runs),
@@ -134,6 +134,16 @@ async function main() {
   }
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
   const started = Date.now();
+  // interrupted: stop what the runs started (the fleets' agents are detached from this process group)
+  let interrupted = false;
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      if (interrupted) return;
+      interrupted = true;
+      console.error(`\nchaos: ${sig}, cleaning up`);
+      void cleanupAll().finally(() => process.exit(130));
+    });
+  }
   console.error(`chaos: seed ${seed}; ${availableParallelism()} × ${cpus()[0]?.model?.trim() ?? 'cpu'}, Node ${process.version}`);
   const rows = await runChaos({ ...o, seed, log: (s) => console.error(s) });
   console.log(formatTable(rows));

@@ -92,6 +92,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     };
     const calling: ExitRecord & Record<string, unknown> = {
       ...base,
+      ...(base.taskId ? {} : view.taskId ? { taskId: view.taskId } : {}),
       id: view.id,
       kind: view.kind,
       cwd: view.row.cwd,

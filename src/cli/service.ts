@@ -14,20 +14,26 @@ export interface UnitInput {
   configFile: string | null;
   workingDirectory: string;
   path: string | undefined;
+  /** $REDIS_URL as sunset was run with it: it overrides redisUrl, so the unit keeps it. */
+  redisUrl?: string;
   /** Seconds systemd waits for a clean stop: an exit job in flight may be confirming for exitConfirm. */
   stopTimeoutS: number;
   description?: string;
 }
 
-/** One word for a systemd command line: `%` and `$` doubled (no specifier or variable expands), quoted unless plain. */
-export function systemdWord(w: string): string {
-  const escaped = w.replace(/%/g, '%%').replace(/\$/g, '$$$$');
+/**
+ * One word for a unit file, quoted unless plain: `%` doubled (no specifier expands), and on a command line
+ * `$` doubled too (no variable expands; Environment= values expand none, so there it stays single).
+ */
+export function systemdWord(w: string, o: { exec?: boolean } = { exec: true }): string {
+  let escaped = w.replace(/%/g, '%%');
+  if (o.exec !== false) escaped = escaped.replace(/\$/g, '$$$$');
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(escaped) ? escaped : `"${escaped.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 }
 
 /** The unit's text. Pure, for tests. */
 export function systemdUnit(u: UnitInput): string {
-  const exec = [u.node, u.cli, 'up', ...(u.configFile ? ['--config', u.configFile] : [])].map(systemdWord).join(' ');
+  const exec = [u.node, u.cli, 'up', ...(u.configFile ? ['--config', u.configFile] : [])].map((w) => systemdWord(w)).join(' ');
   return `# sunset — lets finished agent sessions leave by their own exit path (docs/operations.md)
 # Install:  sunset service print --config FILE > ~/.config/systemd/user/sunset.service
 #           systemctl --user daemon-reload && systemctl --user enable --now sunset
@@ -41,8 +47,8 @@ Wants=network-online.target
 [Service]
 Type=simple
 ExecStart=${exec}
-WorkingDirectory=${systemdWord(u.workingDirectory)}
-${u.path ? `Environment=${systemdWord(`PATH=${u.path}`)}\n` : ''}Environment=NODE_ENV=production
+WorkingDirectory=${u.workingDirectory.replace(/%/g, '%%')}
+${u.path ? `Environment=${systemdWord(`PATH=${u.path}`, { exec: false })}\n` : ''}${u.redisUrl ? `Environment=${systemdWord(`REDIS_URL=${u.redisUrl}`, { exec: false })}\n` : ''}Environment=NODE_ENV=production
 Restart=on-failure
 RestartSec=5
 # Only sunset's own main process gets systemd's stop signal; it closes its workers, queues and Redis and
@@ -82,7 +88,7 @@ Exit codes: 0 printed, 2 bad usage or config.`,
     const cfg = loadConfig({ file: configFile ?? undefined, cwd: io.cwd, env: { ...io.env, SUNSET_CONFIG: undefined } });
     const cli = realpathSync(fileURLToPath(new URL('../cli.js', import.meta.url)));
     const stopTimeoutS = Math.ceil((cfg.windows.exitConfirm + 2 * cfg.probeTimeout) / 1000) + 30;
-    io.out(systemdUnit({ node: process.execPath, cli, configFile, workingDirectory: configFile ? resolve(configFile, '..') : io.cwd, path: io.env.PATH, stopTimeoutS }).trimEnd());
+    io.out(systemdUnit({ node: process.execPath, cli, configFile, workingDirectory: configFile ? resolve(configFile, '..') : io.cwd, path: io.env.PATH, redisUrl: io.env.REDIS_URL, stopTimeoutS }).trimEnd());
     if (!configFile) io.err('sunset service: no config file given or found: the unit runs on the defaults (pass --config FILE to pin one)');
     return EXIT.ok;
   },
