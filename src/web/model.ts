@@ -4,21 +4,13 @@ import { sessionJson, snapshotJson, type FleetSnapshot, type SessionView } from 
 import { buildReport, laneOf, type Lane, type Report } from '../report.js';
 import { readExit } from '../ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
-import { REASONS, type ExpireFacts, type Reason } from '../verdict.js';
+import { REASONS, type ExpireFacts, type Reason, type TaskFacts } from '../verdict.js';
 import { memAvailable, underPressure } from '../meminfo.js';
 import type { ResumeEntry } from '../resume.js';
 import type { Config } from '../config.js';
 
-export interface Latched {
-  state: string;
-  terminal: boolean;
-  releasedAt?: string;
-  exitAskedAt?: string;
-  exitRequestedAt?: string;
-  exitRequests: number;
-  exitedAt?: string;
-  exitGaveUpAt?: string;
-}
+/** A task's latched steps: the verdict's TaskFacts without the id. */
+export type Latched = Omit<TaskFacts, 'id'>;
 
 /** Where a chain stands, in a person's words: released / asked / request n of 3 / exited / gave up. */
 export function stepOf(task: Latched | null, expire: ExpireFacts | null | undefined, max: number): string {
