@@ -18,8 +18,10 @@ export const CHAIN_RETENTION: JobsOptions = {
 export const EXIT_RETENTION: JobsOptions = {
   attempts: 3,
   backoff: { type: 'exponential', delay: 2000 },
-  removeOnComplete: { age: 7 * 86400, count: 20000 },
-  removeOnFail: { age: 30 * 86400, count: 20000 },
+  // the exit ledger in stateDir, not Redis, is what makes a replay confirm-only: 2,000 kept is plenty for
+  // Bull Board and keeps Redis near 1 KB per tracked task (bench/redis-footprint.ts)
+  removeOnComplete: { age: 7 * 86400, count: 2000 },
+  removeOnFail: { age: 30 * 86400, count: 2000 },
 };
 
 /** BullMQ refuses ':' in custom job ids; ours use '/' and ids never hold it. */
