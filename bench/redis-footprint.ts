@@ -34,8 +34,8 @@ export interface FootprintOptions {
   /** Bytes per task the figure must stay under. @defaultValue 2048 */
   budget?: number;
   /**
-   * What if: keep at most this many finished exit jobs (queues/common.ts EXIT_RETENTION keeps 20,000 for a
-   * week). Set on the running exit queue's job defaults only, to measure a retention before choosing it.
+   * What if: keep at most this many finished exit jobs instead of queues/common.ts EXIT_RETENTION's count.
+   * Set on the running exit queue's job defaults only, to measure a retention before choosing it.
    */
   exitKeep?: number;
 }

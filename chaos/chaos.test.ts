@@ -1,5 +1,5 @@
 // The chaos suite's short form (`npm run chaos -- --short`): each fault once, on redis-servers, tmux servers
-// and test fleets it starts itself, against a real `sunset up` (dist/: npm test builds first), two at a time.
+// and test fleets it starts itself, against a real `sunset up` (dist/: `npm run chaos:short` builds first), two at a time.
 // Every column that must be 0 is 0, and every session a fault put at risk was simply spared. The full suite —
 // kill -9 at 20 random points, Redis absent and restarted, the roster hanging and printing garbage — is
 // `npm run chaos`. A failure names its seed: CHAOS_SEED=<seed> replays its random points.

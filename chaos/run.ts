@@ -4,8 +4,8 @@
 // not spared.
 //
 //   npm run chaos                          # the full suite (kill -9 at 20 random points, every fault)
-//   npm run chaos -- --short               # the short form `npm test` runs (test/chaos.test.ts)
-//   npm run chaos -- --only kill9,tmux --runs 5 --seed 42 --jobs 2 --verbose
+//   npm run chaos -- --short               # the short form (also `npm run chaos:short`: chaos/chaos.test.ts)
+//   npm run chaos -- --only kill9,tmux --runs 5 --seed 42 --jobs 1 --verbose   (--jobs: runs at once, default 2)
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { addMeasure, assertBuilt, emptyMeasure, rng, type Measure } from './harness.js';
@@ -145,7 +145,7 @@ async function main() {
     });
   }
   console.error(`chaos: seed ${seed}; ${availableParallelism()} × ${cpus()[0]?.model?.trim() ?? 'cpu'}, Node ${process.version}`);
-  const rows = await runChaos({ ...o, seed, log: (s) => console.error(s) });
+  const rows = await runChaos({ ...o, jobs: o.jobs ?? 2, seed, log: (s) => console.error(s) });
   console.log(formatTable(rows));
   const bad = rows.filter((r) => failing(r.m).length);
   console.log(`\n${rows.reduce((n, r) => n + r.runs, 0)} runs in ${Math.round((Date.now() - started) / 1000)} s, seed ${seed}. ${bad.length ? `FAIL: ${bad.map((r) => `${r.key} (${failing(r.m).join(', ')})`).join('; ')}` : 'Every column that must be 0 is 0, and every session at risk was spared.'}`);

@@ -34,7 +34,7 @@ export interface RunContext {
 export interface Scenario {
   key: string;
   fault: string;
-  /** Runs in the full suite, and in the short form `npm test` runs (0: left out of it). */
+  /** Runs in the full suite, and in the short form (chaos/chaos.test.ts; 0: left out of it). */
   runs: { full: number; short: number };
   run(ctx: RunContext): Promise<Measure>;
 }
