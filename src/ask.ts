@@ -11,13 +11,7 @@ export function askText(taskId: string, state: string, askWait: number): string 
   return `sunset: your task ${taskId} is ${state}. Please wrap up and write your close-out now; in about ${formatDuration(askWait)} this session will be asked to exit (its conversation stays resumable).`;
 }
 
-/** A session id used as a folder name must be one path segment. */
-export function unsafeSegment(s: string): string | null {
-  if (!s || s === '.' || s === '..') return 'empty or a dot segment';
-  if (/[/\\\0]/.test(s)) return 'holds a path separator or NUL';
-  if (/[\x00-\x1f\x7f]/.test(s)) return 'holds control characters';
-  return null;
-}
+import { unsafeSegment } from './ids.js';
 
 export async function deliverAsk(config: Config, view: SessionView, task: { id: string; state: string }, now: number): Promise<{ via: 'inbox' | 'pane'; path?: string }> {
   const text = askText(task.id, task.state, config.windows.askWait);

@@ -4,6 +4,7 @@ import type { PipelineDeps } from './pipeline.js';
 import { evidenceOf, exitPriorityNow } from './pipeline.js';
 import type { SessionView } from './fleet.js';
 import { personExitId } from '../queues/session-exit.js';
+import { UNREACHABLE } from './verdict.js';
 
 export type PersonExitResult =
   | { status: 'accepted'; jobId: string; view: SessionView }
@@ -12,7 +13,6 @@ export type PersonExitResult =
   | { status: 'needs-reason' }
   | { status: 'refused'; view: SessionView; reasons: string[]; overridable: boolean };
 
-const UNREACHABLE = new Set(['no-pane', 'kind-unknown', 'liveness-unknown']);
 
 export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
   const snap = await deps.fleet(0);

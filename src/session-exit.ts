@@ -29,14 +29,7 @@ export interface ExitOutcome {
   error?: string;
 }
 
-/** Ids go to another program as one argv word; still refuse what that program could take for an option. */
-export function unsafeId(id: string): string | null {
-  if (!id) return 'empty id';
-  if (id.length > 256) return 'id longer than 256 characters';
-  if (id.startsWith('-')) return 'id starts with "-" and would read as an option';
-  if (/[\x00-\x1f\x7f]/.test(id)) return 'id holds control characters';
-  return null;
-}
+import { unsafeId } from './ids.js';
 
 export async function sessionExit(target: ExitTarget, config: Config, opts: { poll?: number } = {}): Promise<ExitOutcome> {
   const started = Date.now();

@@ -1,5 +1,6 @@
 // The verdict: may this session leave now? One pure function over plain data (DESIGN §4).
 // Every worker, `sunset verdict` and the HTTP API call it; nothing else decides.
+import { unsafeSession } from './ids.js';
 import type { Kind, Status } from './roster.js';
 
 export type Verdict = 'record' | 'gone' | 'protected' | 'eligible';
@@ -29,8 +30,12 @@ export const REASONS = {
   'hook-waiting': 'its own hooks say it is waiting for a person to allow a tool',
   'hook-disagrees': 'its own hooks and the roster disagree about whether it is working',
   'hook-background-tasks': 'its last turn ended with background tasks still running',
+  'id-unsafe': 'its id would read as an option or is not a plain name: it cannot be handed to the exit command safely',
 } as const;
 export type Reason = keyof typeof REASONS;
+
+/** Protections no person's override reaches: there is no exit path to take, or none that is safe. */
+export const UNREACHABLE: ReadonlySet<string> = new Set<Reason>(['no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe']);
 
 export type Step = 'ask' | 'request' | 'wait' | 'give-up' | 'expire';
 export interface Next {
@@ -162,6 +167,10 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
 
   if (e.inboxPending === null) reasons.add('inbox-unknown');
   else if (e.inboxPending > 0) reasons.add('inbox-pending');
+
+  // An id the exit command could take for an option, or that is not one path segment, is never asked or requested:
+  // the exit worker would refuse it at the last moment, so the chain would only spend its requests and alarm.
+  if (unsafeSession(s.id, s.sessionId)) reasons.add('id-unsafe');
 
   if (s.kind === 'unknown') reasons.add('kind-unknown');
   if (s.kind === 'interactive' && e.pane === null) reasons.add('no-pane');

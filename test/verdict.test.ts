@@ -63,6 +63,14 @@ describe('decide: each protection on its own', () => {
     ['probe-failed', { probeFailures: ['tmux'] }],
     ['liveness-unknown', { live: null }],
     ['kind-unknown', {}, { kind: 'unknown' }],
+    ['id-unsafe', {}, { id: '-rf' }],
+    ['id-unsafe', {}, { id: '--all' }],
+    ['id-unsafe', {}, { id: 'a\nb' }],
+    ['id-unsafe', {}, { id: '' }],
+    ['id-unsafe', {}, { id: 'x'.repeat(257) }],
+    ['id-unsafe', {}, { sessionId: '../../etc' }],
+    ['id-unsafe', {}, { sessionId: '..' }],
+    ['id-unsafe', {}, { sessionId: 'a/b' }],
   ];
   for (const [reason, e, s] of cases) {
     it(`${reason}`, () => {
@@ -88,6 +96,9 @@ describe('decide: each protection on its own', () => {
   it('the grace window ends exactly at releasedAt + grace', () => {
     expect(decide(session({ task: doneTask({ releasedAt: ago(15 * MIN) }) }), policy, now).verdict).toBe('eligible');
     expect(decide(session({ task: doneTask({ releasedAt: ago(15 * MIN - 1) }) }), policy, now).reasons).toEqual(['grace-pending']);
+  });
+  it('ids full of shell characters are still plain argv words: they do not protect on their own', () => {
+    expect(decide(session({}, { id: `a b'c"d&e>$(x)`, sessionId: 's3 "$HOME" *' }), policy, now).verdict).toBe('eligible');
   });
   it('an interactive session in a pane with no clients is judged like any other', () => {
     const d = decide(session({ pane: { paneId: '%1', dead: false, clients: 0, sessionName: 's' } }, { kind: 'interactive' }), policy, now);

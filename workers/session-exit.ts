@@ -10,11 +10,9 @@ import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type Exit
 import { updateExpireFacts } from '../src/expire-state.js';
 import type { SessionView } from '../src/fleet.js';
 import type { Config } from '../src/config.js';
-import { CHAIN_ENDING } from '../src/verdict.js';
+import { CHAIN_ENDING, UNREACHABLE } from '../src/verdict.js';
 import { deferJob, jobData } from './common.js';
 
-/** What no override can reach: there is no exit path to take, or nothing left to exit. */
-const UNREACHABLE = new Set(['no-pane', 'kind-unknown', 'liveness-unknown']);
 
 /**
  * May this exit job act on the session now? `final` says a refusal ends the request (the chain ended, or a
