@@ -87,3 +87,15 @@ export function resumeArgv(config: Pick<Config, 'fleet'>, e: ResumeEntry, inside
   const argv = tmuxArgv(config.fleet.tmuxSocket, 'new-session', '-d', '-s', name, '-c', cwd, '--', ...e.resume);
   return { argv, attach: tmuxArgv(config.fleet.tmuxSocket, 'attach', '-t', name).join(' ') };
 }
+
+/** One word for a POSIX shell: left bare when it is plainly safe, else in single quotes. */
+export function shellWord(w: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
+}
+
+/** What a person pastes to bring an exited session back: `(cd CWD && claude --resume SID)`, and `sunset resume KEY`. */
+export function resumeLines(e: ResumeEntry): { shell: string; sunset: string } | null {
+  if (e.outcome !== 'exited' || !e.resume.length) return null;
+  const cmd = e.resume.map(shellWord).join(' ');
+  return { shell: e.cwd ? `(cd ${shellWord(e.cwd)} && ${cmd})` : cmd, sunset: `sunset resume ${shellWord(e.taskId ?? e.sessionId)}` };
+}

@@ -1,5 +1,5 @@
 import { Alarms } from '../alarms.js';
-import { loadResumeEntries } from '../resume.js';
+import { loadResumeEntries, resumeLines } from '../resume.js';
 import { formatBytes } from '../report.js';
 import { EXIT, config, type Command } from './common.js';
 
@@ -21,7 +21,8 @@ brings one back (through the cap).`,
       for (const e of entries) {
         io.out(`${e.at}  ${e.outcome.padEnd(7)} ${(e.id ?? e.sessionId).padEnd(10)} ${e.kind ?? ''} ${e.taskId ? `task ${e.taskId}` : 'untasked'}  ${e.rssFreedBytes ? `freed ${formatBytes(e.rssFreedBytes)}` : ''}`);
         io.out(`    why: ${e.why}`);
-        if (e.resume.length) io.out(`    resume: (cd ${e.cwd ?? '.'} && ${e.resume.join(' ')})   or: sunset resume ${e.taskId ?? e.sessionId}`);
+        const lines = resumeLines(e);
+        if (lines) io.out(`    resume: ${lines.shell}   or: ${lines.sunset}`);
       }
     return EXIT.ok;
   },

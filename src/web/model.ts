@@ -1,12 +1,12 @@
 // What the pages and the JSON API show, derived from one snapshot: each row's lane, the step its chain
 // is on, its reasons in words, and each task's latched steps as a timeline. Pure but for ledger reads.
+export { resumeLines, shellWord } from '../resume.js';
 import { sessionJson, snapshotJson, type FleetSnapshot, type SessionView } from '../fleet.js';
 import { buildReport, laneOf, type Lane, type Report } from '../report.js';
 import { readExit } from '../ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
 import { REASONS, type ExpireFacts, type Reason, type TaskFacts } from '../verdict.js';
 import { memAvailable, underPressure } from '../meminfo.js';
-import type { ResumeEntry } from '../resume.js';
 import type { Config } from '../config.js';
 
 /** A task's latched steps: the verdict's TaskFacts without the id. */
@@ -112,18 +112,6 @@ export function memoryNow(config: Pick<Config, 'memoryFloorMB'>, available: numb
 /** The report with what the memory figures need: the eligible give-back, MemAvailable and the pressure flag. */
 export function reportNow(snap: FleetSnapshot, mem: MemoryNow): Report {
   return buildReport(snap, { availableBytes: mem.availableBytes, pressure: mem.pressure });
-}
-
-/** One word for a POSIX shell: left bare when it is plainly safe, else in single quotes. */
-export function shellWord(w: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
-}
-
-/** What a person pastes to bring an exited session back: `(cd CWD && claude --resume SID)`, and `sunset resume KEY`. */
-export function resumeLines(e: ResumeEntry): { shell: string; sunset: string } | null {
-  if (e.outcome !== 'exited' || !e.resume.length) return null;
-  const cmd = e.resume.map(shellWord).join(' ');
-  return { shell: e.cwd ? `(cd ${shellWord(e.cwd)} && ${cmd})` : cmd, sunset: `sunset resume ${shellWord(e.taskId ?? e.sessionId)}` };
 }
 
 /** `GET /api/sessions`: the `sunset verdict --json` object, each session with its lane, step and reasons in words. */
