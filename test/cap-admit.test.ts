@@ -6,14 +6,15 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TestFleet, agentScript, pidAlive, waitFor } from './fleet/fleet.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { agentScript, pidAlive } from './fleet/fleet.js';
+import { CLI } from './support/cli.js';
 import { uniqueHost } from './support/sunset.js';
+import { untilWithin, useFleet } from './support/use-fleet.js';
 import { admitKeys } from '../src/admit.js';
 import { Alarms } from '../src/alarms.js';
 import { parseConfig } from '../src/config.js';
 
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
 const H = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
@@ -23,29 +24,29 @@ interface Cli {
   done: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-let fleet: TestFleet;
 let host: string;
 const started: Cli[] = [];
 
-beforeEach(async () => {
-  fleet = await TestFleet.create();
-  host = uniqueHost();
-});
-afterEach(async () => {
+// D1 (useFleet): no agent received a signal, none forwarded by admit
+const ctx = useFleet({
   // our own CLI processes, if a failed test left one running (never an agent: destroy() handles those)
-  for (const c of started.splice(0)) if (pidAlive(c.pid)) process.kill(c.pid, 'SIGKILL');
-  const signals = fleet.signals();
-  await fleet.destroy();
-  const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
-  await redis.del(...Object.values(admitKeys(host)));
-  await redis.quit();
-  expect(signals).toEqual([]); // D1: no agent received a signal, none forwarded by admit
+  first: () => {
+    for (const c of started.splice(0)) if (pidAlive(c.pid)) process.kill(c.pid, 'SIGKILL');
+  },
+  then: async () => {
+    const redis = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379');
+    await redis.del(...Object.values(admitKeys(host)));
+    await redis.quit();
+  },
+});
+beforeEach(() => {
+  host = uniqueHost();
 });
 
 function configFile(over: Record<string, unknown> = {}): string {
-  const file = join(fleet.root, `admit-${randomBytes(3).toString('hex')}.json`);
+  const file = join(ctx.fleet.root, `admit-${randomBytes(3).toString('hex')}.json`);
   const { windows, ...rest } = over as { windows?: Record<string, unknown> };
-  writeFileSync(file, JSON.stringify(fleet.config({ host, probeTimeout: '30s', windows: { admitLease: '60s', ...windows }, ...rest })));
+  writeFileSync(file, JSON.stringify(ctx.fleet.config({ host, probeTimeout: '30s', windows: { admitLease: '60s', ...windows }, ...rest })));
   return file;
 }
 
@@ -67,28 +68,26 @@ async function finish(c: Cli, ms = 60_000) {
   return { ...r, ...c.out };
 }
 
-const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 30_000) => {
-  if (!(await waitFor(cond, ms, 50))) throw new Error(`timed out waiting for: ${what}`);
-};
+const until = untilWithin(30_000, 50);
 
 /** A command that leaves a marker file, then exits with `code`. */
 function marking(name: string, code = 0): { argv: string[]; marker: string } {
-  const marker = join(fleet.root, `ran-${name}`);
+  const marker = join(ctx.fleet.root, `ran-${name}`);
   return { argv: [process.execPath, '-e', 'require("fs").writeFileSync(process.argv[1], String(Date.now())); process.exit(Number(process.argv[2]))', marker, String(code)], marker };
 }
 
 /** A stand-in agent session started as the admitted command itself (it registers on the roster). */
 function agentArgv(): { id: string; argv: string[] } {
   const id = randomBytes(4).toString('hex');
-  const cwd = join(fleet.root, 'work', id);
+  const cwd = join(ctx.fleet.root, 'work', id);
   mkdirSync(cwd, { recursive: true });
-  return { id, argv: [process.execPath, agentScript(), '--registry', fleet.registryDir, '--id', id, '--session-id', randomUUID(), '--kind', 'background', '--mode', 'idle', '--cwd', cwd] };
+  return { id, argv: [process.execPath, agentScript(), '--registry', ctx.fleet.registryDir, '--id', id, '--session-id', randomUUID(), '--kind', 'background', '--mode', 'idle', '--cwd', cwd] };
 }
 
 describe('sunset admit', () => {
   it('under the cap: runs the command and passes its exit code on; records never count', async () => {
-    await fleet.spawnBackground();
-    fleet.addRecords(30);
+    await ctx.fleet.spawnBackground();
+    ctx.fleet.addRecords(30);
     const cfg = configFile({ cap: 2 });
     const m = marking('under', 7);
     const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
@@ -96,16 +95,16 @@ describe('sunset admit', () => {
     expect(existsSync(m.marker)).toBe(true);
     expect(r.stdout + r.stderr).toBe(''); // quiet when it admits: the terminal is the command's
 
-    const missing = await finish(cli(['admit', '--config', configFile({ cap: 5 }), '--', join(fleet.root, 'no-such-command')]));
+    const missing = await finish(cli(['admit', '--config', configFile({ cap: 5 }), '--', join(ctx.fleet.root, 'no-such-command')]));
     expect(missing.code).toBe(127);
     expect(missing.stderr).toMatch(/cannot start/);
   });
 
   it('at the cap: one line, exit 75, the command not run, one cap-reached alarm an hour', async () => {
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'fin', state: 'done', sessionId: a.sessionId, releasedAt: ago(H), exitAskedAt: ago(H / 2) });
-    await fleet.spawnBackground({ mode: 'busy' });
-    fleet.addRecords(5);
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'fin', state: 'done', sessionId: a.sessionId, releasedAt: ago(H), exitAskedAt: ago(H / 2) });
+    await ctx.fleet.spawnBackground({ mode: 'busy' });
+    ctx.fleet.addRecords(5);
     const cfg = configFile({ cap: 2 });
     const m = marking('at');
     const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
@@ -117,14 +116,14 @@ describe('sunset admit', () => {
     const again = await finish(cli(['admit', '--config', configFile({ cap: 1 }), '--', ...m.argv]));
     expect(again.code).toBe(75);
     expect(again.stderr).toMatch(/cap reached: 2\/1 — not starting/);
-    const alarms = new Alarms(parseConfig(fleet.config({ host }), { env: {} })).list();
+    const alarms = new Alarms(parseConfig(ctx.fleet.config({ host }), { env: {} })).list();
     expect(alarms).toHaveLength(1); // the same hour: raised once
     expect(alarms[0]).toMatchObject({ kind: 'cap-reached', host, ceiling: 2, counted: 2, leaving: 1 });
   });
 
   it('a failed roster exits 1 without running the command', async () => {
     const cfg = configFile({ cap: 10 });
-    fleet.setRosterFault('fail');
+    ctx.fleet.setRosterFault('fail');
     const m = marking('roster');
     const r = await finish(cli(['admit', '--config', cfg, '--', ...m.argv]));
     expect(r.code).toBe(1);
@@ -133,7 +132,7 @@ describe('sunset admit', () => {
   });
 
   it('two (or four) admits at cap − 1 cannot both start: the check and the lease are one step', async () => {
-    await fleet.spawnBackground();
+    await ctx.fleet.spawnBackground();
     const cfg = configFile({ cap: 2 });
     const runs = ['r1', 'r2', 'r3', 'r4'].map((n) => ({ m: marking(n), c: null as Cli | null }));
     for (const x of runs) x.c = cli(['admit', '--config', cfg, '--', ...x.m.argv]);
@@ -146,11 +145,11 @@ describe('sunset admit', () => {
   });
 
   it('a lease stops counting once the roster shows the session it started: counted once, not twice', async () => {
-    await fleet.spawnBackground();
+    await ctx.fleet.spawnBackground();
     const cfg = configFile({ cap: 3 });
     const s = agentArgv();
     const session = cli(['admit', '--config', cfg, '--', ...s.argv]);
-    await until('the admitted session is on the roster', () => typeof fleet.row(s.id)?.pid === 'number');
+    await until('the admitted session is on the roster', () => typeof ctx.fleet.row(s.id)?.pid === 'number');
     // 2 live rows; the lease is shown by its row, so 1 slot is free (not 0)
     const c = await finish(cli(['cap', '--json', '--config', cfg]));
     expect(JSON.parse(c.stdout)).toMatchObject({ live: 2, admitting: 0, counted: 2, free: 1 });
@@ -162,32 +161,32 @@ describe('sunset admit', () => {
     expect(full.code, full.stderr).toBe(75);
     expect(full.stderr).toMatch(/cap reached: 3\/3/);
     // the admitted session leaves by its own exit path; admit passes its exit code on
-    await fleet.stop(s.id);
+    await ctx.fleet.stop(s.id);
     expect((await finish(session)).code).toBe(0);
-    expect(fleet.ended(s.id)).toMatchObject([{ how: 'stop' }]);
+    expect(ctx.fleet.ended(s.id)).toMatchObject([{ how: 'stop' }]);
   });
 
   it('sunset forwards the command no signal: a signal to admit never reaches the session', async () => {
     const cfg = configFile({ cap: 5 });
     const s = agentArgv();
     const c = cli(['admit', '--config', cfg, '--', ...s.argv]);
-    await until('the admitted session is on the roster', () => typeof fleet.row(s.id)?.pid === 'number');
+    await until('the admitted session is on the roster', () => typeof ctx.fleet.row(s.id)?.pid === 'number');
     process.kill(c.pid, 'SIGINT'); // Ctrl-C is the command's business: admit stays, forwards nothing
-    await fleet.stop(s.id); // the session was alive all along to record any forwarded signal (afterEach: none)
+    await ctx.fleet.stop(s.id); // the session was alive all along to record any forwarded signal (afterEach: none)
     const r = await finish(c);
     expect(r).toMatchObject({ code: 0, signal: null }); // admit outlived the SIGINT and passed the command's code on
-    expect(fleet.ended(s.id)).toMatchObject([{ how: 'stop' }]);
+    expect(ctx.fleet.ended(s.id)).toMatchObject([{ how: 'stop' }]);
   });
 
   it('--wait queues the start and starts it once a session exits', async () => {
-    const a = await fleet.spawnBackground();
+    const a = await ctx.fleet.spawnBackground();
     const cfg = configFile({ cap: 1 });
     const m = marking('waited', 5);
     const w = cli(['admit', '--wait', '--timeout', '60s', '--config', cfg, '--', ...m.argv]);
     await until('queued', () => /waiting for a slot: 1\/1, 1st in line/.test(w.out.stderr));
     expect(w.out.stderr).toMatch(/^sunset admit: cap reached: 1\/1 — waiting for a slot; 0 finished sessions are being asked to exit$/m);
     expect(existsSync(m.marker)).toBe(false);
-    await fleet.stop(a); // the session leaves by its own exit path; its slot frees
+    await ctx.fleet.stop(a); // the session leaves by its own exit path; its slot frees
     const r = await finish(w);
     expect(r.code, r.stderr).toBe(5);
     expect(existsSync(m.marker)).toBe(true);
@@ -195,7 +194,7 @@ describe('sunset admit', () => {
   });
 
   it('--wait is first come, first served across processes; --timeout bounds the wait (75)', async () => {
-    const a = await fleet.spawnBackground();
+    const a = await ctx.fleet.spawnBackground();
     const cfg = configFile({ cap: 1 });
     const first = marking('first');
     const second = marking('second');
@@ -207,7 +206,7 @@ describe('sunset admit', () => {
     // a start without --wait does not jump the queue either
     const jumper = await finish(cli(['admit', '--config', cfg, '--', ...marking('jumper').argv]));
     expect(jumper.code, jumper.stderr).toBe(75);
-    await fleet.stop(a);
+    await ctx.fleet.stop(a);
     const r1 = await finish(w1);
     expect(r1.code, r1.stderr).toBe(0);
     expect(existsSync(first.marker)).toBe(true);

@@ -1,17 +1,14 @@
 // session-cap, the counting: countCap and its helpers as tables over plain data (no I/O), then
 // `sunset cap` on a real test fleet, spawned as a CLI.
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { capLine, countCap, holdsSlot, hourBucket, leavingOf, leavingPhrase } from '../src/cap.js';
 import { AdmitStore, leasesShown, type Lease } from '../src/admit.js';
 import { Redis } from 'ioredis';
 import type { SessionView } from '../src/fleet.js';
 import type { Evidence, TaskFacts } from '../src/verdict.js';
-import { TestFleet } from './fleet/fleet.js';
+import { runCli } from './support/cli.js';
 import { uniqueHost } from './support/sunset.js';
+import { useFleet } from './support/use-fleet.js';
 
 const H = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
@@ -197,40 +194,19 @@ describe('AdmitStore: the check-and-lease and the queue, on Redis (time passed i
 
 // ---------------------------------------------------------------- `sunset cap` on a test fleet
 
-const run = promisify(execFile);
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
-let fleet: TestFleet;
-
-async function cap(args: string[], over: Record<string, unknown> = {}) {
-  const file = join(fleet.root, 'cap.config.json');
-  writeFileSync(file, JSON.stringify(fleet.config({ host: uniqueHost(), cap: 4, ...over })));
-  try {
-    const r = await run(process.execPath, [CLI, 'cap', '--config', file, ...args]);
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err: any) {
-    return { code: err.code as number, stdout: err.stdout as string, stderr: err.stderr as string };
-  }
-}
-
 describe('sunset cap', () => {
-  beforeEach(async () => {
-    fleet = await TestFleet.create();
-  });
-  afterEach(async () => {
-    const signals = fleet.signals();
-    await fleet.destroy();
-    expect(signals).toEqual([]); // D1
-  });
+  const ctx = useFleet();
+  const cap = (args: string[], over: Record<string, unknown> = {}) => runCli(['cap', '--config', ctx.fleet.writeConfig({ host: uniqueHost(), cap: 4, ...over }), ...args]);
 
   it('counts only rows with a live pid; lists the finished ones on their way out and the lanes holding slots', async () => {
-    const asked = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'fin', state: 'done', sessionId: asked.sessionId, releasedAt: ago(H), exitAskedAt: ago(H / 2), exitRequests: 1, exitRequestedAt: ago(H / 4) });
-    const lane = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: lane.sessionId });
-    const busy = await fleet.spawnBackground({ mode: 'busy' });
-    const gone = await fleet.spawnBackground();
-    await fleet.stop(gone); // left: its row is now a record
-    fleet.addRecords(40);
+    const asked = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'fin', state: 'done', sessionId: asked.sessionId, releasedAt: ago(H), exitAskedAt: ago(H / 2), exitRequests: 1, exitRequestedAt: ago(H / 4) });
+    const lane = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: lane.sessionId });
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    const gone = await ctx.fleet.spawnBackground();
+    await ctx.fleet.stop(gone); // left: its row is now a record
+    ctx.fleet.addRecords(40);
 
     const j = await cap(['--json']);
     expect(j.code).toBe(0);
@@ -252,8 +228,8 @@ describe('sunset cap', () => {
   });
 
   it('a failed roster exits 1, with the error and no count', async () => {
-    await fleet.spawnBackground();
-    fleet.setRosterFault('fail');
+    await ctx.fleet.spawnBackground();
+    ctx.fleet.setRosterFault('fail');
     const t = await cap([]);
     expect(t.code).toBe(1);
     expect(t.stderr).toMatch(/roster probe failed/);

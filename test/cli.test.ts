@@ -1,24 +1,14 @@
 // The CLI as a person uses it: spawned, reading stdout, stderr and the exit code.
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { TestFleet } from './fleet/fleet.js';
-import { FAST_WINDOWS, startTestSunset, testConfig, uniqueHost, type TestSunset } from './support/sunset.js';
+import { runCli } from './support/cli.js';
+import { FAST_WINDOWS, startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
+import { useFleet } from './support/use-fleet.js';
 
-const exec = promisify(execFile);
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
 const H = 3_600_000;
-
-async function sunsetCli(args: string[], env: NodeJS.ProcessEnv = {}) {
-  try {
-    const r = await exec(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, timeout: 60_000 });
-    return { code: 0, stdout: r.stdout, stderr: r.stderr };
-  } catch (err: any) {
-    return { code: err.code as number, stdout: err.stdout as string, stderr: err.stderr as string };
-  }
-}
+const sunsetCli = (args: string[]) => runCli(args, { timeoutMs: 60_000 });
 
 describe('usage and config errors', () => {
   it('no command: usage, exit 2; --help: exit 0; unknown command: 2', async () => {
@@ -53,25 +43,14 @@ describe('usage and config errors', () => {
 });
 
 describe('sunset exit, report, alarms on a test fleet', () => {
-  let fleet: TestFleet;
-  let sunset: TestSunset | null = null;
-  beforeEach(async () => {
-    fleet = await TestFleet.create();
-  });
-  afterEach(async () => {
-    await sunset?.close();
-    sunset = null;
-    const signals = fleet.signals();
-    await fleet.destroy();
-    expect(signals).toEqual([]);
-  });
+  const ctx = useFleet();
 
   it('refuses a protected session (3, naming reasons), unknown ids (2), records (3, no override reaches); an override is accepted, carried out and audited', async () => {
     const host = uniqueHost();
-    const cfg = fleet.writeConfig({ host, windows: FAST_WINDOWS, exitRate: { max: 20, per: 100 } });
-    const busy = await fleet.spawnBackground({ mode: 'busy' });
-    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: busy.sessionId });
-    const rec = fleet.addRecord();
+    const cfg = ctx.fleet.writeConfig({ host, windows: FAST_WINDOWS, exitRate: { max: 20, per: 100 } });
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: busy.sessionId });
+    const rec = ctx.fleet.addRecord();
     const refused = await sunsetCli(['exit', busy.id, '--config', cfg]);
     expect(refused.code).toBe(3);
     expect(refused.stderr).toMatch(/task-not-terminal/);
@@ -85,24 +64,24 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect(noReason.code).toBe(2);
     expect(noReason.stderr).toMatch(/--reason/);
 
-    sunset = await startTestSunset(testConfig(fleet, { host }));
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { host }));
     const ok = await sunsetCli(['exit', busy.id, '--config', cfg, '--override-protection', '--reason', 'needs the memory', '--wait', '--json']);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'finished', outcome: 'exited' });
-    expect(fleet.ended(busy)).toMatchObject([{ how: 'stop' }]);
-    const audit = readFileSync(join(fleet.config().stateDir, 'audit.jsonl'), 'utf8');
+    expect(ctx.fleet.ended(busy)).toMatchObject([{ how: 'stop' }]);
+    const audit = readFileSync(join(ctx.fleet.config().stateDir, 'audit.jsonl'), 'utf8');
     expect(audit).toMatch(/"event":"exit:person-request".*"why":"needs the memory".*"override":true/);
-    expect(fleet.readTask('lane')).toEqual({ id: 'lane', state: 'awaiting-human', sessionId: busy.sessionId }); // the task is the Driver's
+    expect(ctx.fleet.readTask('lane')).toEqual({ id: 'lane', state: 'awaiting-human', sessionId: busy.sessionId }); // the task is the Driver's
   });
 
   it('sunset report: lanes awaiting a human, oldest first, with the memory they hold', async () => {
-    const cfg = fleet.writeConfig();
-    const a = await fleet.spawnBackground();
-    const b = await fleet.spawnBackground();
-    fleet.writeTask({ id: 'young', state: 'awaiting-human', sessionId: a.sessionId, stateChangedAt: new Date(Date.now() - 46 * H).toISOString() });
-    fleet.writeTask({ id: 'old', state: 'awaiting-human', sessionId: b.sessionId, awaitingHumanSince: new Date(Date.now() - 269 * H).toISOString() });
-    fleet.writeTask({ id: 'd', state: 'done', sessionId: 'gone-session' });
-    fleet.addRecords(2);
+    const cfg = ctx.fleet.writeConfig();
+    const a = await ctx.fleet.spawnBackground();
+    const b = await ctx.fleet.spawnBackground();
+    ctx.fleet.writeTask({ id: 'young', state: 'awaiting-human', sessionId: a.sessionId, stateChangedAt: new Date(Date.now() - 46 * H).toISOString() });
+    ctx.fleet.writeTask({ id: 'old', state: 'awaiting-human', sessionId: b.sessionId, awaitingHumanSince: new Date(Date.now() - 269 * H).toISOString() });
+    ctx.fleet.writeTask({ id: 'd', state: 'done', sessionId: 'gone-session' });
+    ctx.fleet.addRecords(2);
     const r = await sunsetCli(['report', '--json', '--config', cfg]);
     expect(r.code).toBe(0);
     const j = JSON.parse(r.stdout);
@@ -120,11 +99,11 @@ describe('sunset exit, report, alarms on a test fleet', () => {
   });
 
   it('sunset alarms lists what was raised', async () => {
-    const cfg = fleet.writeConfig();
+    const cfg = ctx.fleet.writeConfig();
     expect((await sunsetCli(['alarms', '--config', cfg])).stdout).toMatch(/no alarms/);
     const { Alarms } = await import('../src/alarms.js');
     const { parseConfig } = await import('../src/config.js');
-    await new Alarms(parseConfig(fleet.config())).raise('session-will-not-exit', 'task/x', { taskId: 'x', sessionId: 's', message: 'session s will not exit' });
+    await new Alarms(parseConfig(ctx.fleet.config())).raise('session-will-not-exit', 'task/x', { taskId: 'x', sessionId: 's', message: 'session s will not exit' });
     const j = JSON.parse((await sunsetCli(['alarms', '--json', '--config', cfg])).stdout);
     expect(j).toMatchObject([{ kind: 'session-will-not-exit', taskId: 'x', message: 'session s will not exit' }]);
   });

@@ -2,26 +2,18 @@
 // the shared Redis, windows in milliseconds. Untasked sessions idle past expireIdle leave by their own
 // exit path; everything else — attached, busy, waiting, tasked (awaiting-human included), recently
 // active, unknown — is spared.
-import { execFile } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TestFleet, waitFor, type Attachment } from './fleet/fleet.js';
-import { startTestSunset, testConfig, uniqueHost, type TestSunset } from './support/sunset.js';
+import { describe, expect, it } from 'vitest';
+import type { Attachment } from './fleet/fleet.js';
+import { runCli } from './support/cli.js';
+import { startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
+import { until, useFleet } from './support/use-fleet.js';
 import { expirePace, runExpireScan } from '../src/expire.js';
 import { Alarms } from '../src/alarms.js';
 import { EXPIRE_SCHEDULER_ID } from '../queues/expire-scan.js';
 
 const H = 3_600_000;
-let fleet: TestFleet;
-let sunset: TestSunset | null = null;
-const clients: Attachment[] = [];
-const stops: Array<() => void> = [];
-
-const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 30_000) => {
-  if (!(await waitFor(cond, ms))) throw new Error(`timed out waiting for: ${what}`);
-};
 
 describe('expirePace: request n is due retryWait after exit job n−1 finished, never while it confirms', () => {
   const cases: Array<[string, Parameters<typeof expirePace>[0], number, ReturnType<typeof expirePace>]> = [
@@ -35,52 +27,48 @@ describe('expirePace: request n is due retryWait after exit job n−1 finished, 
 });
 
 describe('expire on a test fleet', () => {
-  beforeEach(async () => {
-    fleet = await TestFleet.create();
-  });
-  afterEach(async () => {
-    await sunset?.close();
-    sunset = null;
-    for (const stop of stops.splice(0)) stop();
-    for (const c of clients.splice(0)) await c.close();
-    const signals = fleet.signals();
-    await fleet.destroy();
-    expect(signals).toEqual([]); // D1
+  const clients: Attachment[] = [];
+  const stops: Array<() => void> = [];
+  const ctx = useFleet({
+    then: async () => {
+      for (const stop of stops.splice(0)) stop();
+      for (const c of clients.splice(0)) await c.close();
+    },
   });
 
   it('exits untasked sessions idle past the window by their own exit path; spares every other kind', async () => {
-    const idleBg = await fleet.spawnBackground({ transcriptAgeMs: H });
-    const idleIt = await fleet.spawnInteractive({ transcriptAgeMs: H });
-    const attached = await fleet.spawnBackground({ transcriptAgeMs: H });
-    clients.push(await fleet.attach(attached));
-    const busy = await fleet.spawnBackground({ mode: 'busy' });
-    const waiting = await fleet.spawnBackground({ mode: 'waiting', transcriptAgeMs: H });
-    const awaiting = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: awaiting.sessionId });
-    const active = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'work', state: 'active', sessionId: active.sessionId });
+    const idleBg = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const idleIt = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
+    const attached = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    clients.push(await ctx.fleet.attach(attached));
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    const waiting = await ctx.fleet.spawnBackground({ mode: 'waiting', transcriptAgeMs: H });
+    const awaiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: awaiting.sessionId });
+    const active = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'work', state: 'active', sessionId: active.sessionId });
     // recently active: the roster says idle, but its transcript keeps being written (every 200 ms, < expireIdle)
-    const recent = await fleet.spawnBackground();
-    const writing = setInterval(() => fleet.ageTranscript(recent, 0), 200);
+    const recent = await ctx.fleet.spawnBackground();
+    const writing = setInterval(() => ctx.fleet.ageTranscript(recent, 0), 200);
     stops.push(() => clearInterval(writing));
-    const inbox = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.addInboxMessage(inbox);
-    const noTranscript = await fleet.spawnBackground({ noTranscript: true });
-    const record = fleet.addRecord();
+    const inbox = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.addInboxMessage(inbox);
+    const noTranscript = await ctx.fleet.spawnBackground({ noTranscript: true });
+    const record = ctx.fleet.addRecord();
 
     // expireIdle is small, yet far above the 200 ms between the recent session's writes: a sweep measures
     // silence against the time it ENDS (src/fleet.ts), so on a loaded box a slow roster call inflates it
     // (by at most probeTimeout, 5 s here)
-    sunset = await startTestSunset(testConfig(fleet, { windows: { expireIdle: 10_000, expireEvery: 300 } }));
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { expireIdle: 10_000, expireEvery: 300 } }));
     const names = new Map(Object.entries({ idleBg, idleIt, attached, busy, waiting, awaiting, active, recent, inbox, noTranscript }).map(([k, a]) => [a.id, k]));
-    await until('both idle untasked sessions left', () => fleet.ended(idleBg).length > 0 && fleet.ended(idleIt).length > 0);
-    expect(fleet.ended(idleBg)).toMatchObject([{ how: 'stop' }]); // claude stop: a background session
-    expect(fleet.ended(idleIt)).toMatchObject([{ how: 'exit-typed' }]); // /exit typed into its pane
-    expect(fleet.ended(idleBg)[0].transcriptBytesAfter).toBeGreaterThan(fleet.ended(idleBg)[0].transcriptBytesBefore); // flushed
-    expect(sunset.exitCalls.map((id) => names.get(id)).sort()).toEqual(['idleBg', 'idleIt']);
+    await until('both idle untasked sessions left', () => ctx.fleet.ended(idleBg).length > 0 && ctx.fleet.ended(idleIt).length > 0);
+    expect(ctx.fleet.ended(idleBg)).toMatchObject([{ how: 'stop' }]); // claude stop: a background session
+    expect(ctx.fleet.ended(idleIt)).toMatchObject([{ how: 'exit-typed' }]); // /exit typed into its pane
+    expect(ctx.fleet.ended(idleBg)[0].transcriptBytesAfter).toBeGreaterThan(ctx.fleet.ended(idleBg)[0].transcriptBytesBefore); // flushed
+    expect(ctx.sunset.exitCalls.map((id) => names.get(id)).sort()).toEqual(['idleBg', 'idleIt']);
 
     // what a scan now says of the rest (a dry run: it enqueues nothing)
-    const scan = await runExpireScan(sunset.deps, { dryRun: true });
+    const scan = await runExpireScan(ctx.sunset.deps, { dryRun: true });
     expect(scan.ok).toBe(true);
     const by = (id: string) => scan.lines.find((l) => l.id === id);
     expect(by(attached.id)).toMatchObject({ action: 'spared', reasons: ['client-attached'] });
@@ -94,35 +82,35 @@ describe('expire on a test fleet', () => {
     for (const a of [idleBg, idleIt]) expect(by(a.id)).toBeUndefined(); // gone
 
     const spared = [attached, busy, waiting, awaiting, active, recent, inbox, noTranscript];
-    for (const a of spared) expect(fleet.isAlive(a), a.id).toBe(true);
-    expect(spared.flatMap((a) => fleet.requests(a))).toEqual([]);
-    expect(sunset.exitCalls.map((id) => names.get(id)).sort()).toEqual(['idleBg', 'idleIt']);
+    for (const a of spared) expect(ctx.fleet.isAlive(a), a.id).toBe(true);
+    expect(spared.flatMap((a) => ctx.fleet.requests(a))).toEqual([]);
+    expect(ctx.sunset.exitCalls.map((id) => names.get(id)).sort()).toEqual(['idleBg', 'idleIt']);
   });
 
   it('a session that will not leave: at most maxExitRequests requests, each after the last one finished, then one alarm', async () => {
-    const stubborn = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    const stubborn = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     const windows = { expireIdle: 500, expireEvery: 200, retryWait: 250, exitConfirm: 4000 };
-    sunset = await startTestSunset(testConfig(fleet, { windows }));
-    const alarms = () => new Alarms(sunset!.config).list();
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows }));
+    const alarms = () => new Alarms(ctx.sunset!.config).list();
     await until('gave up', () => alarms().length > 0, 90_000);
-    await runExpireScan(sunset.deps); // a further scan changes nothing
-    const reqs = fleet.requests(stubborn);
+    await runExpireScan(ctx.sunset.deps); // a further scan changes nothing
+    const reqs = ctx.fleet.requests(stubborn);
     expect(reqs.map((r) => r.how)).toEqual(['stop', 'stop', 'stop']);
     // never while the previous request is still confirming: exitConfirm + retryWait between calls
     for (let i = 1; i < reqs.length; i++) expect(Date.parse(reqs[i].at) - Date.parse(reqs[i - 1].at)).toBeGreaterThanOrEqual(windows.exitConfirm + windows.retryWait - 100);
     expect(alarms()).toHaveLength(1);
     expect(alarms()[0]).toMatchObject({ kind: 'session-will-not-exit', taskId: null, sessionId: stubborn.sessionId, id: stubborn.id });
-    expect(sunset.exitCalls).toEqual([stubborn.id, stubborn.id, stubborn.id]);
-    expect(fleet.isAlive(stubborn)).toBe(true); // nothing stronger: a person decides now
-    const scan = await runExpireScan(sunset.deps, { dryRun: true });
+    expect(ctx.sunset.exitCalls).toEqual([stubborn.id, stubborn.id, stubborn.id]);
+    expect(ctx.fleet.isAlive(stubborn)).toBe(true); // nothing stronger: a person decides now
+    const scan = await runExpireScan(ctx.sunset.deps, { dryRun: true });
     expect(scan.lines.find((l) => l.id === stubborn.id)).toMatchObject({ action: 'spared', reasons: ['gave-up'] });
   });
 
   it('the expire scan is one job scheduler per host: a second process and a restart add nothing', async () => {
-    const cfg = testConfig(fleet, { windows: { expireEvery: 60_000 } });
-    sunset = await startTestSunset(cfg);
+    const cfg = testConfig(ctx.fleet, { windows: { expireEvery: 60_000 } });
+    ctx.sunset = await startTestSunset(cfg);
     const second = await startTestSunset(cfg);
-    const q = sunset.deps.producers.expire.queue;
+    const q = ctx.sunset.deps.producers.expire.queue;
     try {
       await until('the first scan ran (its first run fires at once)', async () => (await q.getJobCounts('completed')).completed >= 1);
       await second.close();
@@ -136,36 +124,16 @@ describe('expire on a test fleet', () => {
   });
 });
 
-const run = promisify(execFile);
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
-
 describe('sunset expire (the CLI)', () => {
-  beforeEach(async () => {
-    fleet = await TestFleet.create();
-  });
-  afterEach(async () => {
-    const signals = fleet.signals();
-    await fleet.destroy();
-    expect(signals).toEqual([]);
-  });
-
-  async function expire(args: string[], host: string) {
-    const file = join(fleet.root, 'expire.config.json');
-    writeFileSync(file, JSON.stringify(fleet.config({ host, windows: { expireIdle: '30m' } })));
-    try {
-      const r = await run(process.execPath, [CLI, 'expire', '--config', file, ...args]);
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (err: any) {
-      return { code: err.code as number, stdout: err.stdout as string, stderr: err.stderr as string };
-    }
-  }
+  const ctx = useFleet();
+  const expire = (args: string[], host: string) => runCli(['expire', '--config', ctx.fleet.writeConfig({ host, windows: { expireIdle: '30m' } }), ...args]);
 
   it('prints one line per session it would exit (or did enqueue); the spared only with --verbose', async () => {
     const host = uniqueHost();
-    const idle = await fleet.spawnBackground({ transcriptAgeMs: H });
-    const young = await fleet.spawnBackground({ transcriptAgeMs: 60_000 });
-    const busy = await fleet.spawnBackground({ mode: 'busy' });
-    fleet.addRecord();
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const young = await ctx.fleet.spawnBackground({ transcriptAgeMs: 60_000 });
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    ctx.fleet.addRecord();
 
     const dry = await expire(['--dry-run'], host);
     expect(dry.code).toBe(0);
@@ -174,22 +142,22 @@ describe('sunset expire (the CLI)', () => {
     const verbose = await expire(['--dry-run', '--verbose'], host);
     expect(verbose.stdout).toMatch(new RegExp(`^spared\\s+${young.id}\\s+silent 1m\\S*\\s+\\(idle-short\\)$`, 'm'));
     expect(verbose.stdout).toMatch(new RegExp(`^spared\\s+${busy.id}\\s.*\\(status-busy`, 'm'));
-    expect(existsSync(join(fleet.stateDir, 'expire'))).toBe(false); // a dry run latches nothing
+    expect(existsSync(join(ctx.fleet.stateDir, 'expire'))).toBe(false); // a dry run latches nothing
 
     const real = await expire([], host);
     expect(real.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^enqueued\\s+${idle.id}\\s+silent 1h\\S*\\s+request 1/3$`))]);
-    expect(readdirSync(join(fleet.stateDir, 'expire')).filter((n) => !n.startsWith('.'))).toHaveLength(1);
+    expect(readdirSync(join(ctx.fleet.stateDir, 'expire')).filter((n) => !n.startsWith('.'))).toHaveLength(1);
     // no `sunset up` runs here: the request waits in the queue; a second scan does not request again
     const again = await expire([], host);
     expect(again).toMatchObject({ code: 0, stdout: '' });
     expect((await expire(['--verbose'], host)).stdout).toMatch(new RegExp(`^waiting\\s+${idle.id}\\b`, 'm'));
-    for (const a of [idle, young, busy]) expect(fleet.isAlive(a)).toBe(true);
-    expect(fleet.requests()).toEqual([]);
+    for (const a of [idle, young, busy]) expect(ctx.fleet.isAlive(a)).toBe(true);
+    expect(ctx.fleet.requests()).toEqual([]);
   });
 
   it('a failed roster: nothing expires, exit 1', async () => {
-    await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.setRosterFault('fail');
+    await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.setRosterFault('fail');
     const r = await expire([], uniqueHost());
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/roster failed, nothing expires/);

@@ -3,38 +3,29 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TestFleet, waitFor } from './fleet/fleet.js';
-import { FAST_WINDOWS, startTestSunset, testConfig, uniqueHost, type TestSunset } from './support/sunset.js';
+import { describe, expect, it } from 'vitest';
+import { CLI } from './support/cli.js';
+import { FAST_WINDOWS, startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
 import { ownRedis, type OwnRedis } from './support/redis.js';
+import { until, useFleet } from './support/use-fleet.js';
 import { Alarms } from '../src/alarms.js';
 
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
 const H = 3_600_000;
-let fleet: TestFleet;
 let procs: ChildProcess[] = [];
-let sunset: TestSunset | null = null;
 let redis: OwnRedis | null = null;
 
-beforeEach(async () => {
-  fleet = await TestFleet.create();
-});
-afterEach(async () => {
-  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL'); // our own sunset processes
-  procs = [];
-  await sunset?.close();
-  sunset = null;
-  await redis?.destroy();
-  redis = null;
-  const signals = fleet.signals();
-  await fleet.destroy();
-  expect(signals).toEqual([]);
+const ctx = useFleet({
+  first: () => {
+    for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL'); // our own sunset processes
+    procs = [];
+  },
+  then: async () => {
+    await redis?.destroy();
+    redis = null;
+  },
 });
 
-const task = (id: string) => fleet.readTask(id);
-const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 30_000) => {
-  if (!(await waitFor(cond, ms))) throw new Error(`timed out waiting for: ${what}`);
-};
+const task = (id: string) => ctx.fleet.readTask(id);
 const audits = (stateDir: string, event: string) =>
   readFileSync(join(stateDir, 'audit.jsonl'), 'utf8')
     .split('\n')
@@ -54,10 +45,10 @@ async function kill9(p: ChildProcess) {
 
 describe('kill -9 of sunset mid-chain, then restart', () => {
   it('a stubborn session: one ask, exactly 3 requests, one alarm — across four crashes', async () => {
-    const a = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
-    fleet.writeTask({ id: 'k', state: 'done', sessionId: a.sessionId });
+    const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'k', state: 'done', sessionId: a.sessionId });
     const host = uniqueHost();
-    const cfgFile = fleet.writeConfig({ host, probeTimeout: 2000, exitRate: { max: 20, per: 100 }, windows: { ...FAST_WINDOWS, exitConfirm: 300, reconcileEvery: 500 } });
+    const cfgFile = ctx.fleet.writeConfig({ host, probeTimeout: 2000, exitRate: { max: 20, per: 100 }, windows: { ...FAST_WINDOWS, exitConfirm: 300, reconcileEvery: 500 } });
     const stages: Array<[string, () => boolean]> = [
       ['released', () => Boolean(task('k').releasedAt)],
       ['asked', () => Boolean(task('k').exitAskedAt)],
@@ -72,19 +63,19 @@ describe('kill -9 of sunset mid-chain, then restart', () => {
     startUp(cfgFile);
     await until('gave up', () => Boolean(task('k').exitGaveUpAt), 60_000);
     expect(task('k').exitRequests).toBe(3);
-    const stops = fleet.requests(a).length;
+    const stops = ctx.fleet.requests(a).length;
     expect(stops).toBeLessThanOrEqual(3);
     expect(stops).toBeGreaterThanOrEqual(2); // a crash between "calling" and the call may cost one delivery, never add one
-    const stateDir = fleet.config().stateDir;
+    const stateDir = ctx.fleet.config().stateDir;
     expect(audits(stateDir, 'ask')).toBe(1);
     expect(new Alarms({ stateDir, host, alarms: { webhook: null, command: null }, probeTimeout: 1000 }).list()).toHaveLength(1);
-    expect(fleet.isAlive(a)).toBe(true);
+    expect(ctx.fleet.isAlive(a)).toBe(true);
   }, 120_000);
 
   it('an ordinary session still leaves after crashes at every stage', async () => {
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'o', state: 'done', sessionId: a.sessionId });
-    const cfgFile = fleet.writeConfig({ host: uniqueHost(), probeTimeout: 2000, exitRate: { max: 20, per: 100 }, windows: { ...FAST_WINDOWS, reconcileEvery: 500 } });
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'o', state: 'done', sessionId: a.sessionId });
+    const cfgFile = ctx.fleet.writeConfig({ host: uniqueHost(), probeTimeout: 2000, exitRate: { max: 20, per: 100 }, windows: { ...FAST_WINDOWS, reconcileEvery: 500 } });
     for (const [what, cond] of [
       ['released', () => Boolean(task('o').releasedAt)],
       ['asked', () => Boolean(task('o').exitAskedAt)],
@@ -95,7 +86,7 @@ describe('kill -9 of sunset mid-chain, then restart', () => {
     }
     startUp(cfgFile);
     await until('exited', () => Boolean(task('o').exitedAt));
-    expect(fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
+    expect(ctx.fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
     expect(task('o').exitRequests).toBe(1);
   }, 90_000);
 });
@@ -103,28 +94,28 @@ describe('kill -9 of sunset mid-chain, then restart', () => {
 describe('Redis loses everything mid-chain', () => {
   it('FLUSHALL after the first request: reconcile rebuilds; still 3 requests, one alarm', async () => {
     redis = await ownRedis();
-    const a = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
-    fleet.writeTask({ id: 'f', state: 'done', sessionId: a.sessionId });
-    sunset = await startTestSunset(testConfig(fleet, { redisUrl: redis.url, windows: { exitConfirm: 300, retryWait: 600, reconcileEvery: 300 } }));
+    const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'f', state: 'done', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { redisUrl: redis.url, windows: { exitConfirm: 300, retryWait: 600, reconcileEvery: 300 } }));
     await until('request 1', () => task('f').exitRequests >= 1);
     await redis.flushAll();
     await until('gave up', () => Boolean(task('f').exitGaveUpAt), 60_000);
     expect(task('f').exitRequests).toBe(3);
-    expect(fleet.requests(a).length).toBe(3);
-    expect(new Alarms(sunset.config).list()).toHaveLength(1);
-    expect(audits(sunset.config.stateDir, 'ask')).toBe(1);
+    expect(ctx.fleet.requests(a).length).toBe(3);
+    expect(new Alarms(ctx.sunset.config).list()).toHaveLength(1);
+    expect(audits(ctx.sunset.config.stateDir, 'ask')).toBe(1);
   }, 90_000);
 
   it('Redis restarted mid-chain (nothing persisted): the chain finishes', async () => {
     redis = await ownRedis();
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'r', state: 'done', sessionId: a.sessionId });
-    sunset = await startTestSunset(testConfig(fleet, { redisUrl: redis.url, windows: { askWait: 1500, reconcileEvery: 300 } }));
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'r', state: 'done', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { redisUrl: redis.url, windows: { askWait: 1500, reconcileEvery: 300 } }));
     await until('asked', () => Boolean(task('r').exitAskedAt));
     await redis.stop();
     await redis.start();
     await until('exited', () => Boolean(task('r').exitedAt), 40_000);
-    expect(fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
+    expect(ctx.fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
     expect(task('r').exitRequests).toBe(1);
   }, 90_000);
 });

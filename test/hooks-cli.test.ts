@@ -1,39 +1,18 @@
 // Hooks end to end, as a person and as Claude Code use them: `sunset hooks install` on a temp settings
 // file, the installed command run the way Claude Code runs it (a shell, the hook's JSON on stdin), then
 // `sunset verdict --json` on a test fleet shows the hook reasons. Nothing is mocked.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TestFleet, type Agent } from './fleet/fleet.js';
+import { describe, expect, it } from 'vitest';
+import type { Agent } from './fleet/fleet.js';
+import { run, runCli } from './support/cli.js';
+import { useFleet } from './support/use-fleet.js';
 
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
 const H = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
-function run(cmd: string, args: string[], stdin = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((res, rej) => {
-    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', rej);
-    child.on('close', (code) => res({ code, stdout, stderr }));
-    child.stdin.end(stdin);
-  });
-}
-const sunset = (args: string[], stdin = '') => run(process.execPath, [CLI, ...args], stdin);
-
-let fleet: TestFleet;
-beforeEach(async () => {
-  fleet = await TestFleet.create();
-});
-afterEach(async () => {
-  const signals = fleet.signals();
-  await fleet.destroy();
-  expect(signals).toEqual([]); // D1
-});
+const sunset = (args: string[], stdin = '') => runCli(args, { stdin });
+const ctx = useFleet();
 
 const USER_HOOKS = {
   Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'echo my-own-stop-hook' }] }],
@@ -41,7 +20,7 @@ const USER_HOOKS = {
 };
 
 function writeSettings(): string {
-  const file = join(fleet.root, 'claude', 'settings.json');
+  const file = join(ctx.fleet.root, 'claude', 'settings.json');
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify({ model: 'opus', hooks: USER_HOOKS }, null, 2) + '\n');
   return file;
@@ -57,7 +36,7 @@ function commandFor(file: string, event: string, matcher = ''): string {
 /** Fire a hook the way Claude Code does: the command through a shell, the input as JSON on stdin. */
 async function fire(file: string, a: Agent, event: string, extra: Record<string, unknown> = {}, matcher = '') {
   const input = { session_id: a.sessionId, transcript_path: a.transcriptPath, cwd: a.cwd, hook_event_name: event, ...extra };
-  const r = await run('/bin/sh', ['-c', commandFor(file, event, matcher)], JSON.stringify(input));
+  const r = await run('/bin/sh', ['-c', commandFor(file, event, matcher)], { stdin: JSON.stringify(input) });
   expect(r).toEqual({ code: 0, stdout: '', stderr: '' }); // never fails, never speaks (stdout would join the prompt)
 }
 
@@ -70,9 +49,9 @@ async function verdictOf(cfg: string, a: Agent) {
 describe('sunset hooks + hook-event + verdict', () => {
   it('install merges, the hooks report, the verdict joins them, remove restores the person’s hooks', async () => {
     const settings = writeSettings();
-    const cfg = fleet.writeConfig();
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 't-a', state: 'done', sessionId: a.sessionId, releasedAt: ago(H) });
+    const cfg = ctx.fleet.writeConfig();
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 't-a', state: 'done', sessionId: a.sessionId, releasedAt: ago(H) });
 
     const inst = await sunset(['hooks', 'install', '--settings', settings, '--config', cfg]);
     expect(inst.code).toBe(0);
@@ -83,7 +62,7 @@ describe('sunset hooks + hook-event + verdict', () => {
     expect(installed.model).toBe('opus');
     expect(installed.hooks.Stop[0]).toEqual(USER_HOOKS.Stop[0]);
     expect(installed.hooks.PreToolUse[0]).toEqual(USER_HOOKS.PreToolUse[0]);
-    expect(commandFor(settings, 'Stop')).toContain(join(fleet.stateDir, 'hooks'));
+    expect(commandFor(settings, 'Stop')).toContain(join(ctx.fleet.stateDir, 'hooks'));
 
     // baseline: with no hook evidence the session is eligible
     expect(await verdictOf(cfg, a)).toMatchObject({ verdict: 'eligible', reasons: [] });
@@ -103,9 +82,9 @@ describe('sunset hooks + hook-event + verdict', () => {
     await fire(settings, a, 'Stop', { stop_hook_active: false });
     expect(await verdictOf(cfg, a)).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
 
-    fleet.setStatus(a, 'busy'); // the roster says busy, the hooks say the turn is over
+    ctx.fleet.setStatus(a, 'busy'); // the roster says busy, the hooks say the turn is over
     expect((await verdictOf(cfg, a)).reasons.sort()).toEqual(['hook-disagrees', 'status-busy']);
-    fleet.setStatus(a, 'idle');
+    ctx.fleet.setStatus(a, 'idle');
 
     const st = await sunset(['hooks', 'status', '--settings', settings, '--config', cfg, '--json']);
     expect(st.code).toBe(0);
@@ -122,9 +101,9 @@ describe('sunset hooks + hook-event + verdict', () => {
 
   it('stale hook evidence changes nothing', async () => {
     const settings = writeSettings();
-    const cfg = fleet.writeConfig({ hooks: { freshFor: '1ms' } });
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 't-a', state: 'done', sessionId: a.sessionId, releasedAt: ago(H) });
+    const cfg = ctx.fleet.writeConfig({ hooks: { freshFor: '1ms' } });
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 't-a', state: 'done', sessionId: a.sessionId, releasedAt: ago(H) });
     expect((await sunset(['hooks', 'install', '--settings', settings, '--config', cfg])).code).toBe(0);
     await fire(settings, a, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'make' } });
     const v = await verdictOf(cfg, a);
@@ -133,7 +112,7 @@ describe('sunset hooks + hook-event + verdict', () => {
   });
 
   it('usage and bad input: dry run writes nothing, a settings file that is not JSON is left alone, hook-event never fails', async () => {
-    const cfg = fleet.writeConfig();
+    const cfg = ctx.fleet.writeConfig();
     const settings = writeSettings();
     const before = readFileSync(settings, 'utf8');
     const dry = await sunset(['hooks', 'install', '--dry-run', '--settings', settings, '--config', cfg]);
@@ -147,7 +126,7 @@ describe('sunset hooks + hook-event + verdict', () => {
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/not valid JSON.*left untouched/);
     expect(readFileSync(settings, 'utf8')).toBe('{ not json');
-    const ev = await sunset(['hook-event', '--dir', join(fleet.root, 'h')], 'garbage');
+    const ev = await sunset(['hook-event', '--dir', join(ctx.fleet.root, 'h')], 'garbage');
     expect(ev).toEqual({ code: 0, stdout: '', stderr: '' });
   });
 });

@@ -1,161 +1,146 @@
 // The exit pipeline end to end on a real Redis, real processes, a private tmux server, windows in ms.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TestFleet, waitFor } from './fleet/fleet.js';
-import { startTestSunset, testConfig, type TestSunset } from './support/sunset.js';
+import { describe, expect, it } from 'vitest';
+import { startTestSunset, testConfig } from './support/sunset.js';
+import { untilWithin, useFleet } from './support/use-fleet.js';
 import { Alarms } from '../src/alarms.js';
 
 const H = 3_600_000;
-let fleet: TestFleet;
-let sunset: TestSunset | null = null;
-
-beforeEach(async () => {
-  fleet = await TestFleet.create();
-});
-afterEach(async () => {
-  await sunset?.close();
-  sunset = null;
-  const signals = fleet.signals();
-  await fleet.destroy();
-  expect(signals).toEqual([]); // D1
-});
-
-const task = (id: string) => fleet.readTask(id);
-const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 20_000) => {
-  if (!(await waitFor(cond, ms))) throw new Error(`timed out waiting for: ${what}`);
-};
+const ctx = useFleet();
+const task = (id: string) => ctx.fleet.readTask(id);
+const until = untilWithin(20_000);
 
 describe('the exit pipeline', () => {
   it('a task turning terminal: released, asked once, requested, exited by its own path; other fields survive', async () => {
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'job-1', state: 'active', sessionId: a.sessionId, title: 'keep me', big: 12345678901234567890n.toString(), nested: { x: [1, 2] } });
-    sunset = await startTestSunset(testConfig(fleet));
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'job-1', state: 'active', sessionId: a.sessionId, title: 'keep me', big: 12345678901234567890n.toString(), nested: { x: [1, 2] } });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
     // the Driver finishes the task: rewrites the file by rename, as tools do
-    fleet.writeTask({ ...task('job-1'), state: 'done', closedBy: 'driver' });
+    ctx.fleet.writeTask({ ...task('job-1'), state: 'done', closedBy: 'driver' });
     await until('exitedAt latched', () => Boolean(task('job-1').exitedAt));
     const t = task('job-1');
     expect(t).toMatchObject({ state: 'done', title: 'keep me', closedBy: 'driver', nested: { x: [1, 2] }, exitRequests: 1 });
     for (const k of ['releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt']) expect(Date.parse(t[k])).toBeGreaterThan(0);
     expect(Date.parse(t.exitAskedAt)).toBeGreaterThanOrEqual(Date.parse(t.releasedAt) + 150); // grace
     expect(Date.parse(t.exitRequestedAt)).toBeGreaterThanOrEqual(Date.parse(t.exitAskedAt) + 250); // askWait
-    const ask = join(fleet.inboxDir, a.sessionId, 'sunset-exit-ask-job-1.json');
+    const ask = join(ctx.fleet.inboxDir, a.sessionId, 'sunset-exit-ask-job-1.json');
     expect(JSON.parse(readFileSync(ask, 'utf8'))).toMatchObject({ type: 'sunset-exit-ask', taskId: 'job-1', sessionId: a.sessionId });
-    expect(fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
-    expect(sunset.exitCalls).toEqual([a.id]);
-    const audit = () => readFileSync(join(sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
+    expect(ctx.fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
+    expect(ctx.sunset.exitCalls).toEqual([a.id]);
+    const audit = () => readFileSync(join(ctx.sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
     await until('the exit audited', () => audit().includes('"exit:exited"')); // written just after the latch
     for (const e of ['"release"', '"ask"', '"request"', '"exit:exited"']) expect(audit()).toContain(e);
   });
 
   it('awaiting-human and active lanes are never touched, however idle (D4)', async () => {
-    const waiting = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });
-    const active = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'busy-lane', state: 'active', sessionId: active.sessionId });
-    const done = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'fin', state: 'done', sessionId: done.sessionId });
-    sunset = await startTestSunset(testConfig(fleet));
+    const waiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });
+    const active = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'busy-lane', state: 'active', sessionId: active.sessionId });
+    const done = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'fin', state: 'done', sessionId: done.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
     await until('the finished one exited', () => Boolean(task('fin').exitedAt));
-    await sunset.reconcile();
+    await ctx.sunset.reconcile();
     expect(task('lane')).toEqual({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });
     expect(task('busy-lane')).toEqual({ id: 'busy-lane', state: 'active', sessionId: active.sessionId });
-    expect(fleet.isAlive(waiting) && fleet.isAlive(active)).toBe(true);
-    expect([...fleet.requests(waiting), ...fleet.requests(active)]).toEqual([]);
-    expect(existsSync(join(fleet.inboxDir, waiting.sessionId))).toBe(false);
+    expect(ctx.fleet.isAlive(waiting) && ctx.fleet.isAlive(active)).toBe(true);
+    expect([...ctx.fleet.requests(waiting), ...ctx.fleet.requests(active)]).toEqual([]);
+    expect(existsSync(join(ctx.fleet.inboxDir, waiting.sessionId))).toBe(false);
   });
 
   it('busy, attached and inbox-pending sessions are exited only after the evidence clears', async () => {
-    const busy = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.setStatus(busy, 'busy');
-    const att = await fleet.spawnBackground({ transcriptAgeMs: H });
-    const client = await fleet.attach(att);
-    const inbox = await fleet.spawnBackground({ transcriptAgeMs: H });
-    const msg = fleet.addInboxMessage(inbox);
-    for (const [id, a] of [['b', busy], ['a', att], ['i', inbox]] as const) fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
-    sunset = await startTestSunset(testConfig(fleet));
-    await until('all three released and re-checked a few times', () => ['b', 'a', 'i'].every((id) => task(id).releasedAt) && sunset!.events.filter((e) => e.event === 'ask:deferred').length >= 6);
+    const busy = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.setStatus(busy, 'busy');
+    const att = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const client = await ctx.fleet.attach(att);
+    const inbox = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const msg = ctx.fleet.addInboxMessage(inbox);
+    for (const [id, a] of [['b', busy], ['a', att], ['i', inbox]] as const) ctx.fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
+    await until('all three released and re-checked a few times', () => ['b', 'a', 'i'].every((id) => task(id).releasedAt) && ctx.sunset!.events.filter((e) => e.event === 'ask:deferred').length >= 6);
     expect(['b', 'a', 'i'].map((id) => task(id).exitAskedAt)).toEqual([undefined, undefined, undefined]);
-    fleet.setStatus(busy, 'idle');
+    ctx.fleet.setStatus(busy, 'idle');
     await client.close();
     (await import('node:fs')).rmSync(msg);
     await until('all three exited', () => ['b', 'a', 'i'].every((id) => task(id).exitedAt));
-    for (const a of [busy, att, inbox]) expect(fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
+    for (const a of [busy, att, inbox]) expect(ctx.fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
   });
 
   it('a stubborn session: one ask, exactly 3 requests, one alarm, still alive', async () => {
-    const a = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
-    fleet.writeTask({ id: 'stub', state: 'done', sessionId: a.sessionId });
-    sunset = await startTestSunset(testConfig(fleet, { windows: { exitConfirm: 300 } }));
+    const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'stub', state: 'done', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { exitConfirm: 300 } }));
     await until('gave up', () => Boolean(task('stub').exitGaveUpAt), 30_000);
-    await sunset.reconcile(); // a further pass changes nothing
+    await ctx.sunset.reconcile(); // a further pass changes nothing
     expect(task('stub')).toMatchObject({ exitRequests: 3 });
     expect(task('stub').exitedAt).toBeUndefined();
-    expect(fleet.requests(a).map((r) => r.how)).toEqual(['stop', 'stop', 'stop']);
-    expect(sunset.exitCalls).toEqual([a.id, a.id, a.id]);
-    const alarms = new Alarms(sunset.config).list();
+    expect(ctx.fleet.requests(a).map((r) => r.how)).toEqual(['stop', 'stop', 'stop']);
+    expect(ctx.sunset.exitCalls).toEqual([a.id, a.id, a.id]);
+    const alarms = new Alarms(ctx.sunset.config).list();
     expect(alarms).toHaveLength(1);
     expect(alarms[0]).toMatchObject({ kind: 'session-will-not-exit', taskId: 'stub', sessionId: a.sessionId });
-    expect(fleet.isAlive(a)).toBe(true);
+    expect(ctx.fleet.isAlive(a)).toBe(true);
   });
 
   it('an interactive session leaves by /exit typed into its pane; one sent to the background is finished by claude stop', async () => {
-    const i = await fleet.spawnInteractive({ transcriptAgeMs: H });
-    const j = await fleet.spawnInteractive({ transcriptAgeMs: H, bgOnExit: true });
-    fleet.writeTask({ id: 'i', state: 'done', sessionId: i.sessionId });
-    fleet.writeTask({ id: 'j', state: 'parked', sessionId: j.sessionId });
-    sunset = await startTestSunset(testConfig(fleet));
+    const i = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
+    const j = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H, bgOnExit: true });
+    ctx.fleet.writeTask({ id: 'i', state: 'done', sessionId: i.sessionId });
+    ctx.fleet.writeTask({ id: 'j', state: 'parked', sessionId: j.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
     await until('both exited', () => Boolean(task('i').exitedAt && task('j').exitedAt));
-    expect(fleet.ended(i)).toMatchObject([{ how: 'exit-typed' }]);
-    expect(fleet.ended(j).map((e) => e.how).sort()).toEqual(['stop', 'to-background']);
-    expect(fleet.currentPid(j)).toBeNull();
+    expect(ctx.fleet.ended(i)).toMatchObject([{ how: 'exit-typed' }]);
+    expect(ctx.fleet.ended(j).map((e) => e.how).sort()).toEqual(['stop', 'to-background']);
+    expect(ctx.fleet.currentPid(j)).toBeNull();
   });
 
   it('records, gone sessions and invalid task files are never acted on', async () => {
-    const rec = fleet.addRecord();
-    fleet.writeTask({ id: 'r', state: 'done', sessionId: rec.sessionId });
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTaskRaw('bad.json', `{"id":"bad","state":"done","sessionId":"${a.sessionId}","exitRequests":"three"}`);
-    const before = readFileSync(join(fleet.tasksDir, 'bad.json'));
-    const ok = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'ok', state: 'done', sessionId: ok.sessionId });
-    sunset = await startTestSunset(testConfig(fleet));
+    const rec = ctx.fleet.addRecord();
+    ctx.fleet.writeTask({ id: 'r', state: 'done', sessionId: rec.sessionId });
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTaskRaw('bad.json', `{"id":"bad","state":"done","sessionId":"${a.sessionId}","exitRequests":"three"}`);
+    const before = readFileSync(join(ctx.fleet.tasksDir, 'bad.json'));
+    const ok = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'ok', state: 'done', sessionId: ok.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
     await until('ok exited', () => Boolean(task('ok').exitedAt));
-    await sunset.reconcile();
+    await ctx.sunset.reconcile();
     expect(task('r').exitAskedAt).toBeUndefined();
-    expect(readFileSync(join(fleet.tasksDir, 'bad.json'))).toEqual(before);
-    expect(fleet.isAlive(a)).toBe(true);
-    expect(sunset.exitCalls).toEqual([ok.id]);
+    expect(readFileSync(join(ctx.fleet.tasksDir, 'bad.json'))).toEqual(before);
+    expect(ctx.fleet.isAlive(a)).toBe(true);
+    expect(ctx.sunset.exitCalls).toEqual([ok.id]);
   });
 
   it('a person can exit a protected session only with override; it is audited', async () => {
-    const a = await fleet.spawnBackground({ mode: 'busy' });
-    fleet.writeTask({ id: 'p', state: 'active', sessionId: a.sessionId });
-    sunset = await startTestSunset(testConfig(fleet));
+    const a = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    ctx.fleet.writeTask({ id: 'p', state: 'active', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
     const { requestPersonExit } = await import('../src/person-exit.js');
-    const refused = await requestPersonExit(sunset.deps, a.id, { why: 'testing', by: 'tester', override: false });
+    const refused = await requestPersonExit(ctx.sunset.deps, a.id, { why: 'testing', by: 'tester', override: false });
     expect(refused).toMatchObject({ status: 'refused', overridable: true });
-    const ok = await requestPersonExit(sunset.deps, a.id, { why: 'box is out of memory', by: 'tester', override: true });
+    const ok = await requestPersonExit(ctx.sunset.deps, a.id, { why: 'box is out of memory', by: 'tester', override: true });
     expect(ok.status).toBe('accepted');
-    await until('exited', () => !fleet.isAlive(a));
-    const audit = readFileSync(join(sunset.config.stateDir, 'audit.jsonl'), 'utf8');
+    await until('exited', () => !ctx.fleet.isAlive(a));
+    const audit = readFileSync(join(ctx.sunset.config.stateDir, 'audit.jsonl'), 'utf8');
     expect(audit).toMatch(/"event":"exit:person-request".*"by":"tester".*"why":"box is out of memory".*"override":true/);
   });
 
   it('--dry-run decides and logs, but never releases, asks, requests or exits', async () => {
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    const b = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'fresh', state: 'done', sessionId: a.sessionId });
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const b = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'fresh', state: 'done', sessionId: a.sessionId });
     const released = { id: 'rel', state: 'done', sessionId: b.sessionId, releasedAt: new Date(Date.now() - H).toISOString() };
-    fleet.writeTask(released);
-    sunset = await startTestSunset(testConfig(fleet), { dryRun: true });
-    await until('both decided', () => ['release:dry-run', 'ask:dry-run'].every((ev) => sunset!.events.some((e) => e.event === ev)));
-    await sunset.reconcile();
+    ctx.fleet.writeTask(released);
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet), { dryRun: true });
+    await until('both decided', () => ['release:dry-run', 'ask:dry-run'].every((ev) => ctx.sunset!.events.some((e) => e.event === ev)));
+    await ctx.sunset.reconcile();
     expect(task('fresh')).toEqual({ id: 'fresh', state: 'done', sessionId: a.sessionId });
     expect(task('rel')).toEqual(released);
-    expect(fleet.inboxFiles(a)).toEqual([]);
-    expect(fleet.inboxFiles(b)).toEqual([]);
-    expect(fleet.isAlive(a) && fleet.isAlive(b)).toBe(true);
-    expect(sunset.exitCalls).toEqual([]);
+    expect(ctx.fleet.inboxFiles(a)).toEqual([]);
+    expect(ctx.fleet.inboxFiles(b)).toEqual([]);
+    expect(ctx.fleet.isAlive(a) && ctx.fleet.isAlive(b)).toBe(true);
+    expect(ctx.sunset.exitCalls).toEqual([]);
   });
 });

@@ -1,14 +1,12 @@
 // `sunset reap`: the plan as a table over plain data; then real tmux (a private server) with real
 // remain-on-exit leftovers, the CLI, the one-command re-check, and reap riding the expire scan.
-import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { allDeadFormat, deadBefore, parseReapPanes, planReap, reapArgv, runReap, type ReapPane } from '../src/reap.js';
 import { run as runChild } from '../src/run.js';
-import { TestFleet, waitFor, type Agent } from './fleet/fleet.js';
-import { startTestSunset, testConfig, uniqueHost, type TestSunset } from './support/sunset.js';
+import { waitFor, type Agent } from './fleet/fleet.js';
+import { runCli, type Ran } from './support/cli.js';
+import { startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
+import { useFleet } from './support/use-fleet.js';
 
 const S = 1000;
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -56,55 +54,32 @@ describe('planReap: which tmux sessions go', () => {
 
 // ---------------------------------------------------------------- real tmux
 
-const runCli = promisify(execFile);
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
-let fleet: TestFleet;
-let sunset: TestSunset | null = null;
-
 describe('reap on a real tmux server', () => {
-  beforeEach(async () => {
-    fleet = await TestFleet.create();
-  });
-  afterEach(async () => {
-    await sunset?.close();
-    sunset = null;
-    const signals = fleet.signals();
-    await fleet.destroy();
-    expect(signals).toEqual([]); // D1
-  });
+  const ctx = useFleet();
 
   const sessions = () => {
     try {
-      return fleet.tmux(['list-sessions', '-F', '#{session_name}']).trim().split('\n').filter(Boolean).sort();
+      return ctx.fleet.tmux(['list-sessions', '-F', '#{session_name}']).trim().split('\n').filter(Boolean).sort();
     } catch {
       return []; // the server went with its last session
     }
   };
   /** An interactive agent that has left by /exit, its pane kept dead by remain-on-exit. */
   async function leftover(): Promise<Agent> {
-    const a = await fleet.spawnInteractive({ remainOnExit: true });
-    fleet.typeInto(a, '/exit');
-    if (!(await waitFor(() => fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead}']).trim() === '1', 15_000))) throw new Error('pane did not die');
+    const a = await ctx.fleet.spawnInteractive({ remainOnExit: true });
+    ctx.fleet.typeInto(a, '/exit');
+    if (!(await waitFor(() => ctx.fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead}']).trim() === '1', 15_000))) throw new Error('pane did not die');
     return a;
   }
-  async function reapCli(args: string[], windows: Record<string, unknown>) {
-    const file = join(fleet.root, 'reap.config.json');
-    writeFileSync(file, JSON.stringify(fleet.config({ host: uniqueHost(), windows })));
-    try {
-      const r = await runCli(process.execPath, [CLI, 'reap', '--config', file, ...args]);
-      return { code: 0, stdout: r.stdout, stderr: r.stderr };
-    } catch (err: any) {
-      return { code: err.code as number, stdout: err.stdout as string, stderr: err.stderr as string };
-    }
-  }
+  const reapCli = (args: string[], windows: Record<string, unknown>) => runCli(['reap', '--config', ctx.fleet.writeConfig({ host: uniqueHost(), windows }), ...args]);
 
   it('removes only sessions whose every pane has been dead for reapAfter; live and mixed ones are never touched', async () => {
     const dead = await leftover();
-    const live = await fleet.spawnInteractive();
+    const live = await ctx.fleet.spawnInteractive();
     // mixed: a live agent, plus a pane beside it that has exited (kept dead by remain-on-exit)
-    const mixed = await fleet.spawnInteractive({ remainOnExit: true });
-    fleet.tmux(['split-window', '-d', '-t', mixed.paneId!, '--', 'sh', '-c', 'exit 0']);
-    await waitFor(() => fleet.tmux(['list-panes', '-t', mixed.tmuxSession!, '-F', '#{pane_dead}']).includes('1'), 10_000);
+    const mixed = await ctx.fleet.spawnInteractive({ remainOnExit: true });
+    ctx.fleet.tmux(['split-window', '-d', '-t', mixed.paneId!, '--', 'sh', '-c', 'exit 0']);
+    await waitFor(() => ctx.fleet.tmux(['list-panes', '-t', mixed.tmuxSession!, '-F', '#{pane_dead}']).includes('1'), 10_000);
     const all = [dead.tmuxSession!, live.tmuxSession!, mixed.tmuxSession!].sort();
 
     // not dead long enough
@@ -114,7 +89,7 @@ describe('reap on a real tmux server', () => {
     expect(sessions()).toEqual(all);
 
     // dead long enough (reapAfter 0 still waits out tmux's whole-second rounding)
-    let dry = { code: -1, stdout: '', stderr: '' };
+    let dry: Ran = { code: -1, stdout: '', stderr: '' };
     await waitFor(async () => /would-remove/.test((dry = await reapCli(['--dry-run'], { reapAfter: 0 })).stdout), 15_000, 200);
     expect(dry.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^would-remove\\s+\\$\\d+\\s+"${dead.tmuxSession}" \\(1 pane, all dead for \\S+\\)$`))]);
     expect(sessions()).toEqual(all); // a dry run removes nothing
@@ -123,32 +98,32 @@ describe('reap on a real tmux server', () => {
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^removed\\s+\\$\\d+\\s+"${dead.tmuxSession}"`))]);
     expect(sessions()).toEqual([live.tmuxSession!, mixed.tmuxSession!].sort());
-    expect(fleet.isAlive(live) && fleet.isAlive(mixed)).toBe(true);
+    expect(ctx.fleet.isAlive(live) && ctx.fleet.isAlive(mixed)).toBe(true);
     expect((await reapCli([], { reapAfter: 0 })).stdout).toBe('');
   });
 
   it('the re-check is in the removing command: a session that has a live pane again is kept', async () => {
     const a = await leftover();
-    const id = fleet.tmux(['display-message', '-p', '-t', a.tmuxSession!, '#{session_id}']).trim();
-    await waitFor(() => Number(fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead_time}']).trim()) * 1000 + 1000 <= Date.now(), 10_000);
+    const id = ctx.fleet.tmux(['display-message', '-p', '-t', a.tmuxSession!, '#{session_id}']).trim();
+    await waitFor(() => Number(ctx.fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead_time}']).trim()) * 1000 + 1000 <= Date.now(), 10_000);
     // a person respawns the pane after reap listed it as all-dead: the one command re-checks and keeps it
-    fleet.tmux(['respawn-pane', '-t', a.paneId!, 'sleep 600']);
-    const keep = await runChild(reapArgv(fleet.tmuxSocket, id, deadBefore(Date.now(), 0)), { timeoutMs: 5000 });
+    ctx.fleet.tmux(['respawn-pane', '-t', a.paneId!, 'sleep 600']);
+    const keep = await runChild(reapArgv(ctx.fleet.tmuxSocket, id, deadBefore(Date.now(), 0)), { timeoutMs: 5000 });
     expect(keep).toMatchObject({ ok: true });
     expect(keep.stdout.trim()).toBe('kept');
     expect(sessions()).toEqual([a.tmuxSession]);
     // the listing-based pass agrees
-    const cfg = testConfig(fleet, { windows: { reapAfter: 0 } });
+    const cfg = testConfig(ctx.fleet, { windows: { reapAfter: 0 } });
     expect((await runReap(cfg)).lines).toEqual([]);
   });
 
   it('runs with each expire scan', async () => {
     const a = await leftover();
-    const live = await fleet.spawnInteractive();
-    sunset = await startTestSunset(testConfig(fleet, { windows: { expireEvery: 300, reapAfter: 100 } }));
-    const reaped = () => sunset!.events.some((e) => e.event === 'reap:removed' && e.sessionName === a.tmuxSession);
+    const live = await ctx.fleet.spawnInteractive();
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { expireEvery: 300, reapAfter: 100 } }));
+    const reaped = () => ctx.sunset!.events.some((e) => e.event === 'reap:removed' && e.sessionName === a.tmuxSession);
     if (!(await waitFor(reaped, 20_000))) throw new Error('not reaped by the expire scan');
     expect(sessions()).toEqual([live.tmuxSession]);
-    expect(fleet.isAlive(live)).toBe(true);
+    expect(ctx.fleet.isAlive(live)).toBe(true);
   });
 });

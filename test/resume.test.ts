@@ -1,15 +1,13 @@
 // The resume ledger: what sunset exited comes back on demand, through the cap.
-import { execFile, spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TestFleet, waitFor } from './fleet/fleet.js';
-import { startTestSunset, testConfig, FAST_WINDOWS, uniqueHost, type TestSunset } from './support/sunset.js';
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from './fleet/fleet.js';
+import { CLI, runCli } from './support/cli.js';
+import { startTestSunset, testConfig, FAST_WINDOWS, uniqueHost } from './support/sunset.js';
+import { useFleet } from './support/use-fleet.js';
 import { findExited, resumeArgv, resumeEntries } from '../src/resume.js';
 import { parseConfig } from '../src/config.js';
 
-const exec = promisify(execFile);
-const CLI = join(__dirname, '..', 'dist', 'src', 'cli.js');
 const H = 3_600_000;
 
 describe('resume entries (pure)', () => {
@@ -41,50 +39,42 @@ describe('resume entries (pure)', () => {
 });
 
 describe('sunset exited / sunset resume on a test fleet', () => {
-  let fleet: TestFleet;
-  let sunset: TestSunset | null = null;
-  beforeEach(async () => {
-    fleet = await TestFleet.create();
-  });
-  afterEach(async () => {
-    await sunset?.close();
-    sunset = null;
-    const signals = fleet.signals();
-    await fleet.destroy();
-    expect(signals).toEqual([]);
-  });
+  const ctx = useFleet();
 
   it('an interactive session sunset exited comes back in a tmux session, and is then protected as resumed', async () => {
     const host = uniqueHost();
-    const i = await fleet.spawnInteractive({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'ti', state: 'done', sessionId: i.sessionId });
-    sunset = await startTestSunset(testConfig(fleet, { host }));
-    expect(await waitFor(() => Boolean(fleet.readTask('ti').exitedAt), 30_000)).toBe(true);
-    await sunset.close();
-    sunset = null;
-    const cfg = fleet.writeConfig({ host, windows: FAST_WINDOWS });
-    const listed = JSON.parse((await exec(process.execPath, [CLI, 'exited', '--json', '--config', cfg])).stdout);
-    expect(listed).toMatchObject([{ outcome: 'exited', taskId: 'ti', sessionId: i.sessionId, kind: 'interactive', cwd: i.cwd, resume: [fleet.claudeBin, '--resume', i.sessionId] }]);
-    const r = await exec(process.execPath, [CLI, 'resume', 'ti', '--config', cfg], { env: { ...process.env, TMUX: '' } });
+    const i = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'ti', state: 'done', sessionId: i.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { host }));
+    expect(await waitFor(() => Boolean(ctx.fleet.readTask('ti').exitedAt), 30_000)).toBe(true);
+    await ctx.sunset.close();
+    ctx.sunset = null;
+    const cfg = ctx.fleet.writeConfig({ host, windows: FAST_WINDOWS });
+    const exited = await runCli(['exited', '--json', '--config', cfg]);
+    expect(exited.code).toBe(0);
+    const listed = JSON.parse(exited.stdout);
+    expect(listed).toMatchObject([{ outcome: 'exited', taskId: 'ti', sessionId: i.sessionId, kind: 'interactive', cwd: i.cwd, resume: [ctx.fleet.claudeBin, '--resume', i.sessionId] }]);
+    const r = await runCli(['resume', 'ti', '--config', cfg], { env: { TMUX: '' } });
+    expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/attach with: tmux -L/);
-    expect(await waitFor(() => typeof fleet.row(i)?.pid === 'number' && fleet.isAlive(fleet.row(i)!.pid), 20_000)).toBe(true);
-    const v = JSON.parse((await exec(process.execPath, [CLI, 'verdict', i.id, '--json', '--config', cfg]).catch((e) => e)).stdout);
+    expect(await waitFor(() => typeof ctx.fleet.row(i)?.pid === 'number' && ctx.fleet.isAlive(ctx.fleet.row(i)!.pid), 20_000)).toBe(true);
+    const v = JSON.parse((await runCli(['verdict', i.id, '--json', '--config', cfg])).stdout);
     expect(v.sessions[0]).toMatchObject({ kind: 'interactive', verdict: 'protected', live: true });
     expect(v.sessions[0].reasons).toContain('resumed');
   });
 
   it('unknown ids exit 2; a background session resumes in the foreground and passes on its exit code', async () => {
-    const cfg = fleet.writeConfig({ host: uniqueHost() });
-    const unknown = await exec(process.execPath, [CLI, 'resume', 'nope', '--config', cfg]).catch((e) => e);
+    const cfg = ctx.fleet.writeConfig({ host: uniqueHost() });
+    const unknown = await runCli(['resume', 'nope', '--config', cfg]);
     expect(unknown.code).toBe(2);
-    const a = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'tb', state: 'done', sessionId: a.sessionId });
-    sunset = await startTestSunset(testConfig(fleet));
-    expect(await waitFor(() => Boolean(fleet.readTask('tb').exitedAt), 30_000)).toBe(true);
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'tb', state: 'done', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
+    expect(await waitFor(() => Boolean(ctx.fleet.readTask('tb').exitedAt), 30_000)).toBe(true);
     const child = spawn(process.execPath, [CLI, 'resume', 'tb', '--config', cfg], { stdio: ['ignore', 'ignore', 'pipe'] });
     const code = new Promise<number | null>((res) => child.on('exit', (c) => res(c)));
-    expect(await waitFor(() => typeof fleet.row(a)?.pid === 'number' && fleet.isAlive(fleet.row(a)!.pid), 20_000)).toBe(true);
-    await fleet.stop(a.id); // it leaves by its own path again; `sunset resume` passes its exit code on
+    expect(await waitFor(() => typeof ctx.fleet.row(a)?.pid === 'number' && ctx.fleet.isAlive(ctx.fleet.row(a)!.pid), 20_000)).toBe(true);
+    await ctx.fleet.stop(a.id); // it leaves by its own path again; `sunset resume` passes its exit code on
     expect(await code).toBe(0);
   });
 });

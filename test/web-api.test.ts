@@ -1,9 +1,9 @@
 // The web's JSON API, its locks and /metrics, over real HTTP against a real test fleet and Redis.
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { TestFleet, waitFor } from './fleet/fleet.js';
-import { startTestSunset, testConfig, type TestSunset } from './support/sunset.js';
+import { describe, expect, it } from 'vitest';
+import { untilWithin, useFleet } from './support/use-fleet.js';
+import { startWebSunset, type WebSunset } from './support/web.js';
 import { startWeb, WebConfigError, type Web } from '../src/web/server.js';
 import { createDeps, closeProducers, type PipelineDeps } from '../src/pipeline.js';
 import { gatherFleet, snapshotJson } from '../src/fleet.js';
@@ -15,30 +15,20 @@ import { writeExit, type ExitRecord } from '../src/ledger.js';
 const H = 3_600_000;
 // real processes and Redis on a busy 2-core machine: generous deadlines, every wait on a condition
 const SLOW = 90_000;
-let fleet: TestFleet;
-let sunset: TestSunset | null = null;
 const extra: Array<{ close(): Promise<unknown> }> = [];
-
-beforeEach(async () => {
-  fleet = await TestFleet.create();
+const ctx = useFleet({
+  first: async () => {
+    for (const x of extra.splice(0).reverse()) await x.close();
+  },
+  hookTimeout: SLOW,
 });
-afterEach(async () => {
-  for (const x of extra.splice(0).reverse()) await x.close();
-  await sunset?.close();
-  sunset = null;
-  const signals = fleet.signals();
-  await fleet.destroy();
-  expect(signals).toEqual([]); // D1: no agent got a signal
-}, SLOW);
-
-const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 30_000) => {
-  if (!(await waitFor(cond, ms, 50))) throw new Error(`timed out waiting for: ${what}`);
-};
+const until = untilWithin(30_000, 50);
 
 /** sunset with the web role (and, unless told otherwise, nothing else that acts). */
-async function up(o: { roles?: Array<'producers' | 'workers' | 'web'>; config?: Record<string, any> } = {}): Promise<{ s: TestSunset; web: Web }> {
-  sunset = await startTestSunset(testConfig(fleet, { web: { port: 0 }, ...o.config }), { roles: o.roles ?? ['web'], startWeb });
-  return { s: sunset, web: sunset.web as unknown as Web };
+async function up(o: { roles?: Array<'producers' | 'workers' | 'web'>; config?: Record<string, any> } = {}): Promise<{ s: WebSunset; web: Web }> {
+  const s = await startWebSunset(ctx.fleet, o.roles ?? ['web'], o.config);
+  ctx.sunset = s;
+  return { s, web: s.web };
 }
 
 function call(web: Web, path: string, init: RequestInit & { token?: string | null } = {}) {
@@ -52,10 +42,10 @@ const exit = (web: Web, id: string, body: object, token: string | null = web.tok
 
 describe('the JSON API', () => {
   it('GET /api/sessions and /api/verdict/:id answer as `sunset verdict --json`; unknown id 404; /healthz, /api/alarms', async () => {
-    const waiting = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });
-    const idle = await fleet.spawnBackground({ transcriptAgeMs: 2 * H });
-    const rec = fleet.addRecord();
+    const waiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 2 * H });
+    const rec = ctx.fleet.addRecord();
     const { s, web } = await up();
 
     const all = await call(web, '/api/sessions');
@@ -84,9 +74,9 @@ describe('the JSON API', () => {
   }, SLOW);
 
   it('POST /api/exit/:id: 401 without or with a wrong token, 404, 409 protected / record, 400 bad body, 202 — and the session leaves by its own path', async () => {
-    const busy = await fleet.spawnBackground({ mode: 'busy' });
-    fleet.writeTask({ id: 'work', state: 'active', sessionId: busy.sessionId });
-    const rec = fleet.addRecord();
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    ctx.fleet.writeTask({ id: 'work', state: 'active', sessionId: busy.sessionId });
+    const rec = ctx.fleet.addRecord();
     const { s, web } = await up({ roles: ['workers', 'web'] });
 
     expect((await exit(web, busy.id, { reason: 'x' }, null)).status).toBe(401);
@@ -107,8 +97,8 @@ describe('the JSON API', () => {
     const ok = await exit(web, busy.id, { reason: 'the box is out of memory', override: true });
     expect(ok.status).toBe(202);
     expect(await ok.json()).toMatchObject({ status: 'accepted', id: busy.id, jobId: expect.stringMatching(/^person\//) });
-    await until('the session left', () => !fleet.isAlive(busy));
-    expect(fleet.ended(busy)).toMatchObject([{ how: 'stop' }]);
+    await until('the session left', () => !ctx.fleet.isAlive(busy));
+    expect(ctx.fleet.ended(busy)).toMatchObject([{ how: 'stop' }]);
     const audit = readFileSync(join(s.config.stateDir, 'audit.jsonl'), 'utf8');
     expect(audit).toMatch(/"event":"exit:person-request".*"by":"web [^"]+".*"why":"the box is out of memory".*"override":true/);
 
@@ -130,8 +120,8 @@ describe('the JSON API', () => {
   }, SLOW);
 
   it('GET /api/exited reads the exit ledger and the give-ups, newest first; /api/sessions and /metrics say what eligible sessions would give back, and whether memory is under the floor', async () => {
-    const idle = await fleet.spawnBackground({ transcriptAgeMs: 2 * H }); // untasked and idle: eligible (expire)
-    const busy = await fleet.spawnBackground({ mode: 'busy' });
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 2 * H }); // untasked and idle: eligible (expire)
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
     // a floor of a petabyte: MemAvailable is always under it, so memory is under pressure
     const { s, web } = await up({ config: { memoryFloorMB: 1_000_000_000 } });
     const dir = s.config.stateDir;
@@ -170,24 +160,24 @@ describe('the JSON API', () => {
   }, SLOW);
 
   it('503 when the roster fails: pages, sessions, verdict and exit', async () => {
-    const a = await fleet.spawnBackground({ transcriptAgeMs: 2 * H });
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: 2 * H });
     const { web } = await up();
-    fleet.setRosterFault('fail');
+    ctx.fleet.setRosterFault('fail');
     await until('the roster failure is seen', async () => (await call(web, '/api/sessions')).status === 503);
     const body = (await (await call(web, '/api/sessions')).json()) as any;
     expect(body.error).toBeTruthy();
     expect((await call(web, `/api/verdict/${a.id}`)).status).toBe(503);
     expect((await call(web, '/')).status).toBe(503);
     expect((await exit(web, a.id, { reason: 'x' })).status).toBe(503);
-    expect(fleet.isAlive(a)).toBe(true);
+    expect(ctx.fleet.isAlive(a)).toBe(true);
   }, SLOW);
 });
 
 describe('the pages', () => {
   it('escape everything read from the fleet, and are sent with a CSP that runs only their own script', async () => {
-    const a = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
     const nasty = '<img src=x onerror=alert(1)>';
-    fleet.writeTask({ id: nasty, state: 'awaiting-human"><script>alert(2)</script>', sessionId: a.sessionId });
+    ctx.fleet.writeTask({ id: nasty, state: 'awaiting-human"><script>alert(2)</script>', sessionId: a.sessionId });
     const { s, web } = await up();
     await s.deps.alarms.raise('session-will-not-exit', 'x', { taskId: nasty, sessionId: a.sessionId, message: '<b onmouseover=alert(3)>hi</b>' });
     for (const path of ['/', '/decisions']) {
@@ -207,7 +197,7 @@ describe('the pages', () => {
 
 describe('the locks', () => {
   it('a foreign Origin is refused (403) even with the token; so is a foreign Host (DNS rebinding); the own origin passes', async () => {
-    const a = await fleet.spawnBackground({ mode: 'busy' });
+    const a = await ctx.fleet.spawnBackground({ mode: 'busy' });
     const { web } = await up();
     const own = web.url.replace(/\/$/, '');
     expect((await exit(web, a.id, { reason: 'x', override: true }, web.token, { origin: 'https://evil.example' })).status).toBe(403);
@@ -221,7 +211,7 @@ describe('the locks', () => {
     expect((await exit(web, a.id, { reason: 'x' }, web.token, { origin: own })).status).toBe(409);
     // only the Authorization header carries the token for a POST: a cookie is not enough
     expect((await call(web, `/api/exit/${a.id}`, { method: 'POST', body: '{}', headers: { cookie: `sunset_token=${web.token}` } })).status).toBe(401);
-    expect(fleet.isAlive(a)).toBe(true);
+    expect(ctx.fleet.isAlive(a)).toBe(true);
   }, SLOW);
 
   it('the token is generated into stateDir/web-token, mode 0600, and reused at the next start', async () => {
@@ -238,7 +228,7 @@ describe('the locks', () => {
 
   it('off loopback: refused without web.token (WebConfigError, exit code 2); with it, every route needs the token', async () => {
     const deps = (web: Record<string, unknown>): PipelineDeps => {
-      const d = createDeps(parseConfig(fleet.config({ host: 'offloop', web }), { env: {} }), { log: silentLogger });
+      const d = createDeps(parseConfig(ctx.fleet.config({ host: 'offloop', web }), { env: {} }), { log: silentLogger });
       extra.push({ close: () => closeProducers(d.producers) });
       return d;
     };
@@ -289,13 +279,13 @@ describe('the locks', () => {
 
 describe('/metrics', () => {
   it('counts sessions, lanes, queue depths, probe failures, asks, requests, exits and cap refusals', async () => {
-    const waiting = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });
-    const fin = await fleet.spawnBackground({ transcriptAgeMs: H });
-    fleet.writeTask({ id: 'fin', state: 'done', sessionId: fin.sessionId });
-    fleet.addRecord();
+    const waiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });
+    const fin = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'fin', state: 'done', sessionId: fin.sessionId });
+    ctx.fleet.addRecord();
     const { s, web } = await up({ roles: ['producers', 'workers', 'web'] });
-    await until('fin exited', () => Boolean(fleet.readTask('fin').exitedAt), 60_000);
+    await until('fin exited', () => Boolean(ctx.fleet.readTask('fin').exitedAt), 60_000);
     await s.deps.alarms.raise('cap-reached', 'admit-x', { message: 'cap reached: 36/35' });
 
     const metric = (text: string, name: string) => {
@@ -321,13 +311,13 @@ describe('/metrics', () => {
     expect(metric(text, `sunset_queue_jobs{queue="session-exit@${s.config.host}",state="waiting"}`)).toBe(0);
     expect(text).toContain('process_resident_memory_bytes');
 
-    fleet.setRosterFault('fail');
+    ctx.fleet.setRosterFault('fail');
     await until('the roster failure shows', async () => {
       text = await (await call(web, '/metrics')).text();
       return metric(text, 'sunset_probe_failures{probe="roster"}') === 1;
     });
     expect(metric(text, 'sunset_roster_ok')).toBe(0);
-    fleet.setRosterFault(null);
+    ctx.fleet.setRosterFault(null);
   }, SLOW);
 });
 

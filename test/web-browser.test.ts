@@ -3,11 +3,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { TestFleet, waitFor } from './fleet/fleet.js';
-import { startTestSunset, testConfig, type TestSunset } from './support/sunset.js';
-import { startWeb, type Web } from '../src/web/server.js';
+import { untilWithin, useFleet } from './support/use-fleet.js';
+import { startWebSunset } from './support/web.js';
+import type { Web } from '../src/web/server.js';
 import { ownRedis } from './support/redis.js';
 import { closeProducers, createDeps } from '../src/pipeline.js';
 import { parseConfig } from '../src/config.js';
@@ -26,8 +26,6 @@ const POLL = { timeout: 20_000, interval: 100 };
 
 let browser: BrowserContext;
 let profile: string;
-let fleet: TestFleet;
-let sunset: TestSunset | null = null;
 let page: Page;
 /** Every URL the page asked for, and every console error it printed. */
 let requested: string[] = [];
@@ -50,9 +48,11 @@ afterAll(async () => {
   if (profile) rmSync(profile, { recursive: true, force: true });
 }, SLOW);
 
+beforeEach(() => {
+  if (missing) throw new Error(missing); // before the fleet is made: the steps after it do not run
+});
+const ctx = useFleet({ first: () => page?.close(), hookTimeout: SLOW });
 beforeEach(async () => {
-  if (missing) throw new Error(missing);
-  fleet = await TestFleet.create();
   page = await browser.newPage();
   requested = [];
   consoleErrors = [];
@@ -60,24 +60,14 @@ beforeEach(async () => {
   page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
   page.on('pageerror', (e) => consoleErrors.push(e.message));
 });
-afterEach(async () => {
-  if (missing) return;
-  await page?.close();
-  await sunset?.close();
-  sunset = null;
-  const signals = fleet.signals();
-  await fleet.destroy();
-  expect(signals).toEqual([]); // D1: no agent got a signal
-}, SLOW);
 
 async function up(roles: Array<'producers' | 'workers' | 'web'>, windows: Record<string, number> = {}, config: Record<string, unknown> = {}): Promise<Web> {
-  sunset = await startTestSunset(testConfig(fleet, { web: { port: 0 }, windows, ...config }), { roles, startWeb });
-  return sunset.web as unknown as Web;
+  const s = await startWebSunset(ctx.fleet, roles, { windows, ...config });
+  ctx.sunset = s;
+  return s.web;
 }
 
-const until = async (what: string, cond: () => boolean | Promise<boolean>, ms = 45_000) => {
-  if (!(await waitFor(cond, ms, 50))) throw new Error(`timed out waiting for: ${what}`);
-};
+const until = untilWithin(45_000, 50);
 
 /** The page fetched nothing but from the server itself, and printed no error but the answers it expected. */
 function stayedHome(web: Web, expectedStatuses: number[] = []) {
@@ -89,20 +79,20 @@ function stayedHome(web: Web, expectedStatuses: number[] = []) {
 
 describe('the fleet page', () => {
   it('lists every roster row with its verdict and reasons in words, a memory chart by lane, timelines; sorts and refreshes itself', async () => {
-    const waiting = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'design-review', state: 'awaiting-human', sessionId: waiting.sessionId, stateChangedAt: new Date(Date.now() - 269 * H).toISOString() });
-    const busy = await fleet.spawnBackground({ mode: 'busy' });
-    fleet.writeTask({ id: 'fix-login', state: 'active', sessionId: busy.sessionId });
-    const idle = await fleet.spawnBackground({ transcriptAgeMs: 2 * H });
-    const young = await fleet.spawnBackground({ transcriptAgeMs: 10 * 60_000 });
-    const asked = await fleet.spawnBackground({ transcriptAgeMs: H });
+    const waiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'design-review', state: 'awaiting-human', sessionId: waiting.sessionId, stateChangedAt: new Date(Date.now() - 269 * H).toISOString() });
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    ctx.fleet.writeTask({ id: 'fix-login', state: 'active', sessionId: busy.sessionId });
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 2 * H });
+    const young = await ctx.fleet.spawnBackground({ transcriptAgeMs: 10 * 60_000 });
+    const asked = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     const t0 = Date.now() - H;
-    fleet.writeTask({
+    ctx.fleet.writeTask({
       id: 'ship-report', state: 'done', sessionId: asked.sessionId,
       releasedAt: new Date(t0).toISOString(), exitAskedAt: new Date(t0 + 15 * 60_000).toISOString(),
       exitRequests: 2, exitRequestedAt: new Date(t0 + 45 * 60_000).toISOString(),
     });
-    const rec = fleet.addRecord();
+    const rec = ctx.fleet.addRecord();
     // web only: nothing acts, so every verdict stays as written
     const web = await up(['web']);
 
@@ -143,7 +133,7 @@ describe('the fleet page', () => {
     expect(upward).toEqual([...upward].sort((a, b) => a - b));
 
     // it refreshes itself, keeping the sort: the busy session turns idle and the page says so
-    fleet.setStatus(busy, 'idle');
+    ctx.fleet.setStatus(busy, 'idle');
     await until('the page refreshed', async () => !(await row(busy.id).innerText()).includes('the roster says it is busy'), 45_000);
     expect(await memory.getAttribute('aria-sort')).toBe('ascending');
     expect(await row(busy.id).innerText()).toContain('its task is still open');
@@ -166,11 +156,11 @@ function sample(at: number, o: { live: number; mb: Record<string, number>; silen
 
 describe('the fleet page: where memory goes, what came back, over time', () => {
   it('shows what eligible sessions would give back (and the memory floor), the resume ledger with its commands, and the sampler chart', async () => {
-    const idle = await fleet.spawnBackground({ transcriptAgeMs: 2 * H }); // eligible: untasked, idle past the window
-    const waiting = await fleet.spawnBackground({ transcriptAgeMs: 30 * H });
-    fleet.writeTask({ id: 'design-review', state: 'awaiting-human', sessionId: waiting.sessionId });
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 2 * H }); // eligible: untasked, idle past the window
+    const waiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 30 * H });
+    ctx.fleet.writeTask({ id: 'design-review', state: 'awaiting-human', sessionId: waiting.sessionId });
     // the ledger: one task's session that left, one a person asked to leave, and one that did not leave
-    const dir = fleet.stateDir;
+    const dir = ctx.fleet.stateDir;
     const ago = (h: number) => new Date(Date.now() - h * H).toISOString();
     writeExit(dir, { jobId: 'request/ship-report/1', reason: 'request', taskId: 'ship-report', sessionId: '7569525c-f279-4fd9-88c7-a8ca4cffa11c', id: '7569525c', kind: 'background', cwd: '/home/me/work/ship report', n: 1, calledAt: ago(3), finishedAt: ago(3), outcome: 'exited', rssBytes: 612 * 1024 ** 2 });
     writeExit(dir, { jobId: 'person/0b9e/1', reason: 'person', sessionId: '0b9e2f11-5c4d-4e8a-9a51-2d3f6b7c8d90', id: '0b9e2f11', kind: 'interactive', cwd: '/home/me/work/pricing', calledAt: ago(0.5), finishedAt: ago(0.5), outcome: 'exited', rssBytes: 1.4 * 1024 ** 3, by: 'web 127.0.0.1', why: 'parked for two weeks', override: true } as ExitRecord);
@@ -196,7 +186,7 @@ describe('the fleet page: where memory goes, what came back, over time', () => {
     const ledger = page.locator('#exited-table tbody tr');
     expect(await ledger.count()).toBe(2);
     expect(await ledger.nth(0).innerText()).toMatch(/30 min ago[\s\S]*0b9e2f11[\s\S]*interactive[\s\S]*untasked[\s\S]*a person's request \(web 127\.0\.0\.1: parked for two weeks, overriding protection\)[\s\S]*1\.4 GB/);
-    const claude = shellWord(sunset!.config.fleet.claudeCommand);
+    const claude = shellWord(ctx.sunset!.config.fleet.claudeCommand);
     const cmds = ledger.nth(1).locator('code.copy');
     expect(await cmds.nth(0).innerText()).toBe(`(cd '/home/me/work/ship report' && ${claude} --resume 7569525c-f279-4fd9-88c7-a8ca4cffa11c)`);
     expect(await cmds.nth(1).innerText()).toBe('sunset resume ship-report');
@@ -224,18 +214,18 @@ describe('the fleet page: where memory goes, what came back, over time', () => {
 
 describe('the decisions page', () => {
   it('shows lanes awaiting a human and an alarm; a person exits a lane from the page and it leaves by its own path', async () => {
-    const lane = await fleet.spawnBackground({ transcriptAgeMs: 300 * H });
-    fleet.writeTask({ id: 'pricing-question', state: 'awaiting-human', sessionId: lane.sessionId, stateChangedAt: new Date(Date.now() - 269 * H).toISOString() });
-    const lane2 = await fleet.spawnBackground({ transcriptAgeMs: 50 * H });
-    fleet.writeTask({ id: 'api-naming', state: 'awaiting-human', sessionId: lane2.sessionId, awaitingHumanSince: new Date(Date.now() - 46 * H).toISOString() });
+    const lane = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    ctx.fleet.writeTask({ id: 'pricing-question', state: 'awaiting-human', sessionId: lane.sessionId, stateChangedAt: new Date(Date.now() - 269 * H).toISOString() });
+    const lane2 = await ctx.fleet.spawnBackground({ transcriptAgeMs: 50 * H });
+    ctx.fleet.writeTask({ id: 'api-naming', state: 'awaiting-human', sessionId: lane2.sessionId, awaitingHumanSince: new Date(Date.now() - 46 * H).toISOString() });
     // a session the chain gave up on: its task file latched as the retry worker leaves it, and its alarm
-    const stubborn = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    const stubborn = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     const t0 = Date.now() - 2 * H;
     const at = (min: number) => new Date(t0 + min * 60_000).toISOString();
-    fleet.writeTask({ id: 'migrate-db', state: 'done', sessionId: stubborn.sessionId, releasedAt: at(0), exitAskedAt: at(15), exitRequests: 3, exitRequestedAt: at(45), exitGaveUpAt: at(55) });
+    ctx.fleet.writeTask({ id: 'migrate-db', state: 'done', sessionId: stubborn.sessionId, releasedAt: at(0), exitAskedAt: at(15), exitRequests: 3, exitRequestedAt: at(45), exitGaveUpAt: at(55) });
     // workers (the exit worker carries out a person's request) and the web; no producer re-plans the chains
     const web = await up(['workers', 'web']);
-    await sunset!.deps.alarms.raise('session-will-not-exit', 'migrate-db', {
+    await ctx.sunset!.deps.alarms.raise('session-will-not-exit', 'migrate-db', {
       taskId: 'migrate-db',
       sessionId: stubborn.sessionId,
       message: `session ${stubborn.id} did not exit after 3 requests (task migrate-db): a person decides`,
@@ -258,17 +248,17 @@ describe('the decisions page', () => {
     await form.locator('input[name=reason]').fill('parked for two weeks; the box needs the memory');
     await form.locator('button').click();
     await expect.poll(() => form.locator('output').textContent(), POLL).toMatch(/Refused: .* is protected \(its task is still open/);
-    expect(fleet.isAlive(lane)).toBe(true);
+    expect(ctx.fleet.isAlive(lane)).toBe(true);
 
     // with it, the person's decision goes through the same queue as `sunset exit`
     await form.locator('input[name=override]').check();
     await form.locator('button').click();
     await expect.poll(() => page.locator('#notices .notice.ok').first().textContent(), POLL).toMatch(/requested \(job person\//);
     await page.screenshot({ path: join(ARTIFACTS, 'decisions-after-request.png'), fullPage: false });
-    await until('the lane left', () => !fleet.isAlive(lane));
-    expect(fleet.ended(lane)).toMatchObject([{ how: 'stop' }]);
-    expect(fleet.isAlive(lane2) && fleet.isAlive(stubborn)).toBe(true);
-    const audit = readFileSync(join(sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
+    await until('the lane left', () => !ctx.fleet.isAlive(lane));
+    expect(ctx.fleet.ended(lane)).toMatchObject([{ how: 'stop' }]);
+    expect(ctx.fleet.isAlive(lane2) && ctx.fleet.isAlive(stubborn)).toBe(true);
+    const audit = readFileSync(join(ctx.sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
     expect(audit).toMatch(/"event":"exit:person-request".*"why":"parked for two weeks; the box needs the memory","override":true/);
     stayedHome(web, [409]); // the refusal above
   }, SLOW);
@@ -279,28 +269,29 @@ describe('the queue board', () => {
     // a private Redis: the board shows what is in it, and the shared one holds every other test's queues
     const redis = await ownRedis();
     try {
-      const a = await fleet.spawnBackground({ transcriptAgeMs: 2 * H });
-      sunset = await startTestSunset(testConfig(fleet, { web: { port: 0 }, redisUrl: redis.url }), { roles: ['workers', 'web'], startWeb });
-      const web = sunset.web as unknown as Web;
+      const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: 2 * H });
+      const s = await startWebSunset(ctx.fleet, ['workers', 'web'], { redisUrl: redis.url });
+      ctx.sunset = s;
+      const web = s.web;
       // another host sharing the Redis, with one exit request waiting for its own workers
-      const other = createDeps(parseConfig(fleet.config({ host: 'other-host', redisUrl: redis.url }), { env: {} }), { log: silentLogger });
+      const other = createDeps(parseConfig(ctx.fleet.config({ host: 'other-host', redisUrl: redis.url }), { env: {} }), { log: silentLogger });
       await other.producers.exit.add('person/elsewhere/1', { reason: 'person', sessionId: 'elsewhere', by: 'test', why: 'board test', override: false, at: new Date().toISOString() });
       await closeProducers(other.producers);
       // one job through this host's exit queue, so the board has something to show
       const res = await fetch(new URL(`/api/exit/${a.id}`, web.url), { method: 'POST', headers: { authorization: `Bearer ${web.token}`, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'board test' }) });
       expect(res.status).toBe(202);
-      await until('the session left', () => !fleet.isAlive(a));
+      await until('the session left', () => !ctx.fleet.isAlive(a));
 
       await page.goto(new URL('/queues', web.url).href);
-      const host = sunset.config.host;
+      const host = s.config.host;
       await page.getByText(`session-exit @ ${host}`).first().waitFor({ timeout: 30_000 });
       await page.getByText('session-exit @ other-host').first().waitFor({ timeout: 30_000 });
       await page.screenshot({ path: join(ARTIFACTS, 'queues.png'), fullPage: false });
       const origin = new URL(web.url).origin;
       expect(requested.filter((u) => !u.startsWith(origin) && !u.startsWith('data:'))).toEqual([]);
     } finally {
-      await sunset?.close();
-      sunset = null;
+      await ctx.sunset?.close();
+      ctx.sunset = null;
       await redis.destroy();
     }
   }, SLOW);

@@ -715,10 +715,7 @@ export class TestFleet {
 
   /** Exit requests agents received (`stop`, `exit-typed`), in order. */
   requests(a?: Agent | string): RequestRecord[] {
-    const all = readJsonLines<RequestRecord>(join(this.registryDir, 'requests.jsonl'));
-    if (a === undefined) return all;
-    const id = this.idOf(a);
-    return all.filter((r) => r.id === id);
+    return this.logOf<RequestRecord>('requests.jsonl', a);
   }
 
   /** Every signal any agent received. The doctrine says this stays empty. */
@@ -728,7 +725,12 @@ export class TestFleet {
 
   /** Lines typed into interactive agents' panes. */
   typed(a?: Agent | string): TypedRecord[] {
-    const all = readJsonLines<TypedRecord>(join(this.registryDir, 'typed.jsonl'));
+    return this.logOf<TypedRecord>('typed.jsonl', a);
+  }
+
+  /** A registry log's records, in order: all of them, or one agent's. */
+  private logOf<T extends { id: string }>(name: string, a?: Agent | string): T[] {
+    const all = readJsonLines<T>(join(this.registryDir, name));
     if (a === undefined) return all;
     const id = this.idOf(a);
     return all.filter((r) => r.id === id);
