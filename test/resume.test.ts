@@ -5,7 +5,7 @@ import { waitFor } from './fleet/fleet.js';
 import { CLI, runCli } from './support/cli.js';
 import { startTestSunset, testConfig, FAST_WINDOWS, uniqueHost } from './support/sunset.js';
 import { useFleet } from './support/use-fleet.js';
-import { findExited, resumeArgv, resumeEntries } from '../src/resume.js';
+import { findExited, resumeArgv, resumeEntries, resumeLines } from '../src/resume.js';
 import { parseConfig } from '../src/config.js';
 
 const H = 3_600_000;
@@ -35,6 +35,10 @@ describe('resume entries (pure)', () => {
     expect(resumeArgv(cfg, e[1], false).argv).toEqual(['tmux', 'new-session', '-d', '-s', 'sunset-resume-a2', '-c', '/w/2', '--', 'claude', '--resume', 's2']);
     expect(resumeArgv(cfg, e[1], true).argv).toEqual(['tmux', 'new-window', '-c', '/w/2', '--', 'claude', '--resume', 's2']);
     expect(resumeArgv(cfg, e[2], false).argv).toEqual(['claude', '--resume', 's1']);
+  });
+  it('the commands a person pastes are quoted for a POSIX shell (CLI and web alike)', () => {
+    const [x] = resumeEntries(cfg, [{ jobId: 'exit/t/s/1', reason: 'request', taskId: "it's $(x)", sessionId: 's 1', cwd: '/w/my dir', n: 1, outcome: 'exited', finishedAt: '2026-11-30T01:00:00Z' }], []);
+    expect(resumeLines(x)).toEqual({ shell: "(cd '/w/my dir' && claude --resume 's 1')", sunset: "sunset resume 'it'\\''s $(x)'" });
   });
 });
 
