@@ -21,12 +21,12 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { constants, hostname } from 'node:os';
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { Config } from './config.js';
 import { gatherFleet, type FleetSnapshot } from './fleet.js';
 import { expireFactsReader } from './expire-state.js';
 import { parseStat } from './proc.js';
-import { redisOptions } from './redis.js';
+import { closeClient, createRedisClient, redisWhere, type RedisTarget } from './redis.js';
 import { Alarms } from './alarms.js';
 import { fileAudit } from './audit.js';
 import { capLine, countCap, holdsSlot, hourBucket, leavingPhrase, type CapCount } from './cap.js';
@@ -142,21 +142,19 @@ export interface Take {
 export class AdmitStore {
   readonly keys: AdmitKeys;
   constructor(
-    readonly redis: Redis,
+    readonly redis: Redis | Cluster,
     host: string,
   ) {
     this.keys = admitKeys(host);
   }
 
-  /** A connection that fails fast: a start must not hang on an unreachable Redis. */
-  static connect(config: Pick<Config, 'redisUrl' | 'host'>): AdmitStore {
-    const redis = new Redis({
-      ...(redisOptions(config.redisUrl) as RedisOptions),
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: true,
-      connectTimeout: 10_000,
-      retryStrategy: (times: number) => (times > 4 ? null : 250 * times),
-    });
+  /**
+   * A connection that fails fast: a start must not hang on an unreachable Redis. The one server of
+   * redisUrl, or the Cluster of redisCluster (every key here is under the `{sunset}` hash tag: one slot,
+   * so each script and MULTI below runs on one node).
+   */
+  static connect(config: RedisTarget & Pick<Config, 'host'>): AdmitStore {
+    const redis = createRedisClient(config, { maxRetriesPerRequest: 1, connectTimeout: 10_000, reconnectTries: 4 });
     redis.on('error', () => undefined); // reported by the command that fails
     return new AdmitStore(redis, config.host);
   }
@@ -221,11 +219,7 @@ export class AdmitStore {
   }
 
   async close(): Promise<void> {
-    try {
-      await this.redis.quit();
-    } catch {
-      this.redis.disconnect();
-    }
+    await closeClient(this.redis);
   }
 }
 
@@ -365,7 +359,7 @@ export async function admit(config: Config, command: string[], o: AdmitOptions):
     try {
       first = await look(config, store, { now });
     } catch (err: any) {
-      o.err(say(`cannot reach Redis at ${config.redisUrl} (${err.message}): not starting`));
+      o.err(say(`cannot reach Redis at ${redisWhere(config)} (${err.message}): not starting`));
       return 1;
     }
     if (!first.snap.roster.ok) {
@@ -376,7 +370,7 @@ export async function admit(config: Config, command: string[], o: AdmitOptions):
     try {
       att = { look: first, take: await take(first, null) };
     } catch (err: any) {
-      o.err(say(`cannot reach Redis at ${config.redisUrl} (${err.message}): not starting`));
+      o.err(say(`cannot reach Redis at ${redisWhere(config)} (${err.message}): not starting`));
       return 1;
     }
     if (att.take.granted) return await start(att.take.leaseId, null);

@@ -1,8 +1,11 @@
-// Redis connection options for BullMQ, from config.redisUrl. Plain options, not shared instances:
-// Workers and QueueEvents given IORedis instances kept the process alive after close() (STACK.md).
-// The one exception is Redis Cluster (config.redisCluster): BullMQ needs a Cluster *instance* there, so a
-// RedisLink makes one per process, hands it to every Queue and Worker (Workers duplicate it and close their
-// copies), and quits it last, after they have all closed — so the process still exits.
+// The one way sunset connects to Redis: one server (config.redisUrl) or a Redis Cluster (config.redisCluster,
+// which then overrides redisUrl). Every Queue, Worker, QueueEvents and plain client is made from here.
+// For BullMQ on one server: plain options, not shared instances — Workers and QueueEvents given IORedis
+// instances kept the process alive after close() (STACK.md). The one exception is Redis Cluster: BullMQ
+// needs a Cluster *instance* there, so a RedisLink makes one per process, hands it to every Queue, Worker
+// and QueueEvents (the blocking ones duplicate it and close their copies), and quits it last, after they
+// have all closed — so the process still exits. Code that talks to Redis itself (admit's leases, the
+// web's queue directory) takes createRedisClient(), and names the target with redisWhere().
 import type { ConnectionOptions } from 'bullmq';
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 
@@ -42,26 +45,72 @@ export function clusterNodes(list: readonly string[]): { nodes: ClusterNode[]; r
   return { nodes, redisOptions: shared };
 }
 
+/** For humans and logs: the URL, or `cluster` and the seed nodes — the target actually used. */
+export function redisWhere(t: RedisTarget): string {
+  return t.redisCluster?.length ? `cluster ${t.redisCluster.join(',')}` : t.redisUrl;
+}
+
+export interface ClientOptions {
+  maxRetriesPerRequest?: number | null;
+  lazyConnect?: boolean;
+  connectTimeout?: number;
+  /** Give up reconnecting after this many tries (commands then fail): for a command that must not hang. Default: retry forever. */
+  reconnectTries?: number;
+}
+
+const backoff = (tries: number | undefined) => (times: number) => (tries !== undefined && times > tries ? null : Math.min(times * (tries !== undefined ? 250 : 200), 2000));
+
 /** A new Cluster client on these seed nodes. It keeps the process alive until quit(). */
-export function newCluster(list: readonly string[], o: { maxRetriesPerRequest?: number | null } = {}): Cluster {
+export function newCluster(list: readonly string[], o: ClientOptions = {}): Cluster {
   const { nodes, redisOptions: shared } = clusterNodes(list);
   const retries = o.maxRetriesPerRequest === undefined ? null : o.maxRetriesPerRequest;
   return new Cluster(nodes, {
     // BullMQ's blocking connections (duplicated from this one) refuse any other value than null
-    redisOptions: { ...shared, maxRetriesPerRequest: retries },
+    redisOptions: { ...shared, maxRetriesPerRequest: retries, ...(o.connectTimeout ? { connectTimeout: o.connectTimeout } : {}) },
     enableOfflineQueue: true,
-    clusterRetryStrategy: (times: number) => Math.min(times * 200, 2000),
+    clusterRetryStrategy: backoff(o.reconnectTries),
     slotsRefreshTimeout: 2000,
+    ...(o.lazyConnect ? { lazyConnect: true } : {}),
   });
 }
 
 /**
  * A plain client for this target — a Redis or a Cluster — for code that talks to Redis itself rather than
- * through BullMQ. The caller quits it.
+ * through BullMQ. In a Cluster every command's keys must share one slot: sunset's keys all sit under the
+ * `{sunset}` hash tag (QUEUE_PREFIX). The caller closes it with closeClient().
  */
-export function createRedisClient(t: RedisTarget, o: { maxRetriesPerRequest?: number | null; lazyConnect?: boolean } = {}): Redis | Cluster {
+export function createRedisClient(t: RedisTarget, o: ClientOptions = {}): Redis | Cluster {
   if (t.redisCluster?.length) return newCluster(t.redisCluster, o);
-  return new Redis({ ...(redisOptions(t.redisUrl) as RedisOptions), ...(o.maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest: o.maxRetriesPerRequest } : {}), ...(o.lazyConnect ? { lazyConnect: true } : {}) });
+  return new Redis({
+    ...(redisOptions(t.redisUrl) as RedisOptions),
+    ...(o.maxRetriesPerRequest !== undefined ? { maxRetriesPerRequest: o.maxRetriesPerRequest } : {}),
+    ...(o.lazyConnect ? { lazyConnect: true } : {}),
+    ...(o.connectTimeout ? { connectTimeout: o.connectTimeout } : {}),
+    ...(o.reconnectTries !== undefined ? { retryStrategy: backoff(o.reconnectTries) } : {}),
+  });
+}
+
+export function isCluster(c: Redis | Cluster): c is Cluster {
+  return (c as Cluster).isCluster === true;
+}
+
+/** Quit a client and wait until its last socket has closed (a Cluster has one per node); disconnect if that takes long. */
+export async function closeClient(c: Redis | Cluster, ms = 3000): Promise<void> {
+  if (c.status === 'end') return;
+  if (c.status === 'wait') {
+    c.disconnect(); // lazy and never connected: nothing to say goodbye to
+    return;
+  }
+  // quit() answers before the sockets are gone; 'end' is when the last one has closed
+  const ended = new Promise<void>((resolve) => c.once('end', () => resolve()));
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([c.quit().then(() => ended), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('quit timed out')), ms)))]);
+  } catch {
+    c.disconnect();
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** What one process's Queues and Workers connect with; close() after they have all closed. */
@@ -75,7 +124,7 @@ export interface RedisLink {
 
 export function redisLink(t: RedisTarget): RedisLink {
   if (!t.redisCluster?.length) {
-    return { cluster: false, where: t.redisUrl, connection: (forWorker = false) => redisOptions(t.redisUrl, forWorker), close: async () => undefined };
+    return { cluster: false, where: redisWhere(t), connection: (forWorker = false) => redisOptions(t.redisUrl, forWorker), close: async () => undefined };
   }
   const list = t.redisCluster;
   clusterNodes(list); // fail now, with the node named, rather than at first use
@@ -83,7 +132,7 @@ export function redisLink(t: RedisTarget): RedisLink {
   let closed = false;
   return {
     cluster: true,
-    where: `cluster ${list.join(',')}`,
+    where: redisWhere(t),
     connection() {
       if (closed) throw new Error('this Redis link is closed');
       if (!client) {
@@ -96,14 +145,7 @@ export function redisLink(t: RedisTarget): RedisLink {
       closed = true;
       const c = client;
       client = null;
-      if (!c || c.status === 'end') return;
-      // quit() answers before the sockets are gone; 'end' is when the last one has closed
-      const ended = new Promise<void>((resolve) => c.once('end', () => resolve()));
-      try {
-        await Promise.race([c.quit().then(() => ended), new Promise((_, reject) => setTimeout(() => reject(new Error('quit timed out')), 3000).unref())]);
-      } catch {
-        c.disconnect();
-      }
+      if (c) await closeClient(c);
     },
   };
 }

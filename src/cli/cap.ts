@@ -5,6 +5,7 @@ import { expireFactsReader } from '../expire-state.js';
 import { formatBytes } from '../report.js';
 import { formatDuration } from '../duration.js';
 import { EXIT, config, type Command } from './common.js';
+import { redisWhere } from '../redis.js';
 
 export const capCommand: Command = {
   name: 'cap',
@@ -35,7 +36,7 @@ Exit codes: 0 printed, 1 the roster probe failed, 2 bad usage or config.`,
       admitting = leases.filter((x) => !shown.has(x.id)).length;
       queued = await store.queued(now);
     } catch (err: any) {
-      redisError = err?.message ?? String(err);
+      redisError = `${redisWhere(cfg)}: ${err?.message ?? String(err)}`;
     } finally {
       await store.close();
     }

@@ -1,9 +1,8 @@
 import { userInfo } from 'node:os';
 import { QueueEvents } from 'bullmq';
-import { createDeps, closeProducers } from '../pipeline.js';
+import { createDeps, closeProducers, redisLinkOf } from '../pipeline.js';
 import { requestPersonExit } from '../person-exit.js';
 import { createLogger } from '../log.js';
-import { redisOptions } from '../redis.js';
 import { PREFIX } from '../../queues/common.js';
 import { REASONS, type Reason } from '../verdict.js';
 import { EXIT, config, type Command } from './common.js';
@@ -64,7 +63,10 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
         if (!values.json) io.out(`exit of ${r.view.id} queued (job ${r.jobId}); a running \`sunset up\` carries it out at the exit rate`);
         return EXIT.ok;
       }
-      const events = new QueueEvents(deps.producers.exit.name, { connection: redisOptions(cfg.redisUrl, true), prefix: PREFIX });
+      // the producers' own link: plain options for one server; in cluster mode their Cluster instance, which
+      // QueueEvents duplicates (it blocks) and closes its copy of; closeProducers quits the instance after
+      const link = redisLinkOf(deps.producers)!;
+      const events = new QueueEvents(deps.producers.exit.name, { connection: link.connection(true), prefix: PREFIX });
       try {
         const job = await deps.producers.exit.queue.getJob(r.jobId);
         const timeout = cfg.windows.exitConfirm + cfg.exitRate.per * 3 + 2 * cfg.probeTimeout;
@@ -73,7 +75,7 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
         if (!values.json) io.out(`session ${r.view.id}: ${result?.outcome}`);
         return result?.outcome === 'exited' ? EXIT.ok : EXIT.failure;
       } catch (err: any) {
-        io.err(`sunset exit: queued, but no outcome yet (${err.message}); is \`sunset up\` running?`);
+        io.err(`sunset exit: queued, but no outcome yet (${err.message}); is \`sunset up\` running on Redis at ${link.where}?`);
         return EXIT.failure;
       } finally {
         await events.close();

@@ -1,6 +1,7 @@
 import { startSunset, ROLES, type Role } from '../up.js';
 import { createLogger } from '../log.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
+import { redisWhere } from '../redis.js';
 
 export const upCommand: Command = {
   name: 'up',
@@ -26,7 +27,7 @@ Logs are JSON lines on stderr. Interrupted or terminated, it closes workers, que
       web.assertWebConfig(cfg); // refuse a non-loopback bind without a token before starting anything
       startWeb = web.startWeb;
     }
-    log.info({ event: 'up:starting', host: cfg.host, redis: cfg.redisUrl, roles: roles.length ? roles : ROLES, dryRun: Boolean(values['dry-run']) }, 'sunset starting');
+    log.info({ event: 'up:starting', host: cfg.host, redis: redisWhere(cfg), roles: roles.length ? roles : ROLES, dryRun: Boolean(values['dry-run']) }, 'sunset starting');
     const running = await startSunset(cfg, { roles: roles as Role[], dryRun: values['dry-run'], log, startWeb });
     if (running.web) io.err(`sunset: web at ${running.web.url} (Bull Board at ${running.web.url}queues)`);
     log.info({ event: 'up:running', host: cfg.host }, 'sunset running');

@@ -1,14 +1,16 @@
 // Bull Board at /queues, for every sunset queue of every host sharing this Redis, read-only: every
 // action goes through sunset's own API. Queues are found by SCAN for `{sunset}:*:meta` (never KEYS),
-// and all of them share one Redis connection.
-import { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
+// and all of them share one connection, made by src/redis.ts for the configured target: the one server
+// of redisUrl, or the Cluster of redisCluster. In a Cluster, SCAN runs on every master (a keyless command
+// would reach one node at random; the `{sunset}` keys all live on the one node that owns their slot).
+import { Queue, type ConnectionOptions } from 'bullmq';
+import type { Cluster, Redis } from 'ioredis';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
 import { PREFIX } from '../../queues/common.js';
-import { redisOptions } from '../redis.js';
+import { closeClient, createRedisClient, isCluster, type RedisTarget } from '../redis.js';
 
 /** `<base>@<host>`, as queueName() makes them; anything else under the prefix is not ours to show. */
 const QUEUE_NAME = /^[a-z][a-z0-9-]*@[A-Za-z0-9._-]+$/;
@@ -26,19 +28,19 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
 }
 
 export class QueueDirectory {
-  readonly redis: Redis;
+  readonly redis: Redis | Cluster;
   private readonly queues = new Map<string, Queue>();
   private scannedAt = 0;
   private scanning: Promise<Queue[]> | null = null;
   onChange: (queues: Queue[]) => void = () => undefined;
 
   constructor(
-    redisUrl: string,
+    target: RedisTarget,
     /** This host's own queues: shown even before Redis holds anything for them. */
     private readonly own: string[],
     private readonly timeoutMs = 3000,
   ) {
-    this.redis = new Redis({ ...redisOptions(redisUrl), lazyConnect: true, enableOfflineQueue: true });
+    this.redis = createRedisClient(target, { lazyConnect: true });
     this.redis.on('error', () => undefined); // reported where a call fails, not once per reconnect
   }
 
@@ -57,16 +59,18 @@ export class QueueDirectory {
     const names = new Set(this.own);
     try {
       const match = `${PREFIX}:*${META}`;
-      let cursor = '0';
       const deadline = Date.now() + this.timeoutMs;
-      do {
-        const [next, keys] = await withTimeout(this.redis.scan(cursor, 'MATCH', match, 'COUNT', 1000), this.timeoutMs, 'SCAN');
-        cursor = next;
-        for (const k of keys) {
-          const name = k.slice(PREFIX.length + 1, -META.length);
-          if (QUEUE_NAME.test(name)) names.add(name);
-        }
-      } while (cursor !== '0' && Date.now() < deadline);
+      for (const node of await this.scanNodes()) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await withTimeout(node.scan(cursor, 'MATCH', match, 'COUNT', 1000), this.timeoutMs, 'SCAN');
+          cursor = next;
+          for (const k of keys) {
+            const name = k.slice(PREFIX.length + 1, -META.length);
+            if (QUEUE_NAME.test(name)) names.add(name);
+          }
+        } while (cursor !== '0' && Date.now() < deadline);
+      }
       this.scannedAt = Date.now();
     } catch {
       // Redis unreachable: keep what we know; the next request tries again
@@ -74,17 +78,27 @@ export class QueueDirectory {
     let changed = false;
     for (const name of [...names].sort()) {
       if (this.queues.has(name)) continue;
-      this.queues.set(name, new Queue(name, { connection: this.redis, prefix: PREFIX }));
+      this.queues.set(name, new Queue(name, { connection: this.redis as unknown as ConnectionOptions, prefix: PREFIX }));
       changed = true;
     }
     if (changed) this.onChange(this.list());
     return this.list();
   }
 
+  /** Where SCAN must run: the one server, or every master of the Cluster (once it knows its slots). */
+  private async scanNodes(): Promise<Redis[]> {
+    const r = this.redis;
+    if (!isCluster(r)) return [r];
+    // any command waits in the offline queue until the Cluster is ready, its node list filled
+    await withTimeout(r.ping(), this.timeoutMs, 'connecting to the cluster');
+    return r.nodes('master');
+  }
+
   async close(): Promise<void> {
+    // the queues share this.redis and leave it open; it goes last
     await Promise.all(this.list().map((q) => q.close().catch(() => undefined)));
     this.queues.clear();
-    await this.redis.quit().catch(() => this.redis.disconnect());
+    await closeClient(this.redis);
   }
 }
 

@@ -51,7 +51,8 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
 
   // close ends keep-alive sockets too: a browser left open must not hold shutdown
   const app = Fastify({ logger: false, bodyLimit: 16 * 1024, return503OnClosing: true, forceCloseConnections: true });
-  const dir = new QueueDirectory(deps.config.redisUrl, Object.values(deps.producers).map((p) => p.name));
+  // the configured target (redisUrl, or redisCluster when set): the same Redis the producers use
+  const dir = new QueueDirectory(deps.config, Object.values(deps.producers).map((p) => p.name));
   const metrics = createMetrics(deps, () => dir.refresh(30_000));
   const bound = { port: 0 };
 
