@@ -7,6 +7,8 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     // integration tests share one machine's tmux and /proc; files run in parallel, tests in a file serially
+    // (vitest's default is cores − 1 workers: on a 2-core box, one file at a time). test/chaos.test.ts, the
+    // chaos suite's short form, sets its own bounded timeout (CHAOS_DEADLINE).
     fileParallelism: true,
   },
 });

@@ -4,12 +4,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import type { TestFleet } from '../test/fleet/fleet.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+// chaos/ run by tsx or vitest, or its compiled copy in dist/chaos/ (tsconfig.json type-checks and emits it)
+const HERE = dirname(fileURLToPath(import.meta.url));
+export const ROOT = resolve(HERE, basename(dirname(HERE)) === 'dist' ? '../..' : '..');
 export const CLI = join(ROOT, 'dist', 'src', 'cli.js');
 export const H = 3_600_000;
 

@@ -53,6 +53,24 @@ async function until(what: string, cond: () => Promise<boolean>, ms: number): Pr
   }
 }
 
+/** The process id of the redis-server answering on port (INFO server), or null when none answers. */
+async function serverPid(port: number): Promise<number | null> {
+  const info = await redisCall(port, 'INFO', 'server');
+  const m = /process_id:(\d+)/.exec(String(info ?? ''));
+  return m ? Number(m[1]) : null;
+}
+
+/** Stop a redis-server this harness started: SHUTDOWN NOSAVE, and SIGKILL (its own child) if it has not exited within 10 s. */
+async function stopOwn(p: ChildProcess, port: number): Promise<void> {
+  if (p.exitCode !== null || p.signalCode !== null) return;
+  const exited = new Promise((r) => p.once('exit', r));
+  const ours = (await serverPid(port)) === p.pid;
+  if (ours) await redisCall(port, 'SHUTDOWN', 'NOSAVE');
+  const timer = setTimeout(() => p.kill('SIGKILL'), ours ? 10_000 : 0);
+  await exited;
+  clearTimeout(timer);
+}
+
 export interface RedisServer {
   port: number;
   url: string;
@@ -67,7 +85,21 @@ export interface RedisServer {
 
 /** A redis-server on a free port; started unless `start: false` (Redis absent at start). */
 export async function redisServer(o: { start?: boolean; extraArgs?: string[] } = {}): Promise<RedisServer> {
-  const port = await freeRedisPort();
+  // a port found free may be taken before redis-server binds it (tests run side by side): try another
+  for (let attempt = 1; ; attempt++) {
+    const server = newRedisServer(await freeRedisPort(), o.extraArgs);
+    if (o.start === false) return server;
+    try {
+      await server.start();
+      return server;
+    } catch (err) {
+      await server.destroy();
+      if (attempt >= 3) throw err;
+    }
+  }
+}
+
+function newRedisServer(port: number, extraArgs: string[] = []): RedisServer {
   const dir = mkdtempSync(join(tmpdir(), 'sunset-chaos-redis-'));
   let proc: ChildProcess | null = null;
   const self: RedisServer = {
@@ -76,18 +108,24 @@ export async function redisServer(o: { start?: boolean; extraArgs?: string[] } =
     running: () => proc !== null && proc.exitCode === null && proc.signalCode === null,
     async start() {
       if (self.running()) return;
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...(o.extraArgs ?? [])], { stdio: 'ignore' });
-      await until(`redis-server on ${port}`, async () => (await redisCall(port, 'PING')) === 'PONG', 15_000);
+      const p = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], { stdio: 'ignore' });
+      proc = p;
+      // ours only when the server answering on the port is this process: another test's redis-server may
+      // have taken the port since it was found free (then this one exits, failing to bind)
+      await until(`redis-server on ${port}`, async () => {
+        if (p.exitCode !== null || p.signalCode !== null) throw new Error(`redis-server on ${port} exited (${p.exitCode ?? p.signalCode}): the port was taken`);
+        return (await serverPid(port)) === p.pid;
+      }, 15_000);
     },
     async stop() {
       const p = proc;
       proc = null;
       if (!p || p.exitCode !== null || p.signalCode !== null) return;
-      const exited = new Promise((r) => p.once('exit', r));
-      await redisCall(port, 'SHUTDOWN', 'NOSAVE');
-      await exited;
+      await stopOwn(p, port);
     },
     async flushAll() {
+      // never a Redis this harness did not start
+      if (!self.running() || (await serverPid(port)) !== proc!.pid) throw new Error(`FLUSHALL on ${port} refused: not our redis-server`);
       if ((await redisCall(port, 'FLUSHALL')) !== 'OK') throw new Error(`FLUSHALL on ${port} failed`);
     },
     async usedMemory() {
@@ -99,7 +137,6 @@ export async function redisServer(o: { start?: boolean; extraArgs?: string[] } =
       rmSync(dir, { recursive: true, force: true });
     },
   };
-  if (o.start !== false) await self.start();
   return self;
 }
 
@@ -118,14 +155,7 @@ export async function redisCluster(n = 3): Promise<RedisCluster> {
   const dir = mkdtempSync(join(tmpdir(), 'sunset-chaos-cluster-'));
   const procs: ChildProcess[] = [];
   const destroy = async () => {
-    await Promise.all(
-      procs.map(async (p, i) => {
-        if (p.exitCode !== null || p.signalCode !== null) return;
-        const exited = new Promise((r) => p.once('exit', r));
-        await redisCall(ports[i], 'SHUTDOWN', 'NOSAVE');
-        await exited;
-      }),
-    );
+    await Promise.all(procs.map((p, i) => stopOwn(p, ports[i])));
     rmSync(dir, { recursive: true, force: true });
   };
   try {
@@ -138,7 +168,12 @@ export async function redisCluster(n = 3): Promise<RedisCluster> {
         ),
       );
     }
-    for (const port of ports) await until(`cluster node ${port}`, async () => (await redisCall(port, 'PING')) === 'PONG', 15_000);
+    for (const [i, port] of ports.entries()) {
+      await until(`cluster node ${port}`, async () => {
+        if (procs[i].exitCode !== null || procs[i].signalCode !== null) throw new Error(`cluster node on ${port} exited (${procs[i].exitCode ?? procs[i].signalCode}): the port was taken`);
+        return (await serverPid(port)) === procs[i].pid;
+      }, 15_000);
+    }
     const r = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
     if (r.status !== 0) throw new Error(`redis-cli --cluster create failed (${r.status}): ${r.stdout}\n${r.stderr}`);
     for (const port of ports) await until(`cluster_state:ok on ${port}`, async () => /cluster_state:ok/.test(String(await redisCall(port, 'CLUSTER', 'INFO'))), 30_000);

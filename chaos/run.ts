@@ -4,8 +4,9 @@
 // not spared.
 //
 //   npm run chaos                          # the full suite (kill -9 at 20 random points, every fault)
-//   npm run chaos -- --short               # the short form (also `npm run chaos:short`: chaos/chaos.test.ts)
+//   npm run chaos -- --short               # the short form, each fault once (in `npm test`: test/chaos.test.ts)
 //   npm run chaos -- --only kill9,tmux --runs 5 --seed 42 --jobs 1 --verbose   (--jobs: runs at once, default 2)
+//   npm run chaos -- --deadline 600        # give up (tearing down what runs) after 600 s
 import { availableParallelism, cpus } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { addMeasure, assertBuilt, emptyMeasure, rng, type Measure } from './harness.js';
@@ -28,6 +29,11 @@ export interface ChaosOptions {
   seed?: number;
   /** Scenario runs at once. @defaultValue 1 */
   jobs?: number;
+  /**
+   * Give up after this many ms: no further run starts, the runs in flight are torn down (cleanupAll) and
+   * runChaos throws, naming what had not finished. A wedged run can then never hold CI forever.
+   */
+  deadlineMs?: number;
   log?: (s: string) => void;
 }
 
@@ -44,25 +50,49 @@ export async function runChaos(o: ChaosOptions = {}): Promise<ChaosRow[]> {
     const n = o.runs ?? (o.short ? Math.max(1, s.runs.short) : s.runs.full);
     for (let i = 0; i < n; i++) work.push({ s, row: rows[si], seed: (base + si * 1000 + i) >>> 0, i, n });
   });
+  // the long runs first (stable): with several at once, the suite then ends on short ones
+  work.sort((a, b) => Number(Boolean(b.s.slow)) - Number(Boolean(a.s.slow)));
   let next = 0;
+  let over = false;
+  const inFlight = new Set<string>();
   const worker = async () => {
     for (;;) {
-      const w = work[next++];
+      const w = over ? undefined : work[next++];
       if (!w) return;
+      const label = `${w.s.key} run ${w.i + 1}/${w.n} (seed ${w.seed})`;
+      inFlight.add(label);
       const t0 = Date.now();
       const m = await w.s.run({ rand: rng(w.seed), log });
+      inFlight.delete(label);
+      if (over) return;
       const ms = Date.now() - t0;
       w.row.m = addMeasure(w.row.m, m);
       w.row.runs++;
       w.row.ms += ms;
       w.row.seeds.push(w.seed);
       const bad = failing(m);
-      log(`${w.s.key} run ${w.i + 1}/${w.n} (seed ${w.seed}): ${(ms / 1000).toFixed(1)} s, ${m.exited} exited, spared ${m.spared}/${m.toSpare}${bad.length ? ` — ${bad.join(', ')}` : ''}`);
+      log(`${label}: ${(ms / 1000).toFixed(1)} s, ${m.exited} exited, spared ${m.spared}/${m.toSpare}${bad.length ? ` — ${bad.join(', ')}` : ''}`);
       for (const note of m.notes) if (bad.length || process.env.CHAOS_VERBOSE) log(`    ${note}`);
     }
   };
-  await Promise.all(Array.from({ length: Math.max(1, o.jobs ?? 1) }, worker));
-  return rows;
+  const all = Promise.all(Array.from({ length: Math.max(1, o.jobs ?? 1) }, worker));
+  if (!o.deadlineMs) {
+    await all;
+    return rows;
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((r) => (timer = setTimeout(() => r('expired'), o.deadlineMs)));
+  try {
+    if ((await Promise.race([all, expired])) !== 'expired') return rows;
+  } finally {
+    clearTimeout(timer);
+  }
+  over = true;
+  all.catch(() => undefined); // the runs torn down below may still fail on their way out
+  const stuck = [...inFlight];
+  const done = rows.reduce((n, r) => n + r.runs, 0);
+  await cleanupAll();
+  throw new Error(`chaos: not done after ${Math.round(o.deadlineMs / 1000)} s: ${done} of ${work.length} runs finished; torn down: ${stuck.join('; ') || 'none'}; never started: ${work.length - done - stuck.length}`);
 }
 
 /** The columns that must be 0 and are not (and an at-risk session not spared). */
@@ -112,11 +142,13 @@ function parseArgs(argv: string[]): ChaosOptions & { help?: boolean } {
     else if (a === '--runs') o.runs = Number(val());
     else if (a === '--seed') o.seed = Number(val());
     else if (a === '--jobs') o.jobs = Number(val());
+    else if (a === '--deadline') o.deadlineMs = Number(val()) * 1000;
     else if (a === '--verbose') process.env.CHAOS_VERBOSE = '1';
     else if (a === '--help' || a === '-h') o.help = true;
     else throw new Error(`chaos: unknown option ${a} (try --help)`);
   }
   for (const k of ['runs', 'seed', 'jobs'] as const) if (o[k] !== undefined && !(Number.isInteger(o[k]) && o[k]! >= 0)) throw new Error(`chaos: --${k} takes a whole number`);
+  if (o.deadlineMs !== undefined && !(o.deadlineMs > 0)) throw new Error('chaos: --deadline takes a number of seconds');
   return o;
 }
 
@@ -129,7 +161,7 @@ async function main() {
     process.exit(2);
   }
   if (o.help) {
-    console.log(`usage: npm run chaos -- [--short] [--only ${SCENARIOS.map((s) => s.key).join(',')}] [--runs N] [--seed N] [--jobs N] [--verbose]`);
+    console.log(`usage: npm run chaos -- [--short] [--only ${SCENARIOS.map((s) => s.key).join(',')}] [--runs N] [--seed N] [--jobs N] [--deadline SECONDS] [--verbose]`);
     return;
   }
   const seed = o.seed ?? Math.floor(Math.random() * 2 ** 31);
