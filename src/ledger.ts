@@ -54,3 +54,14 @@ export function claimExit(stateDir: string, jobId: string, claim: { pid: number;
 export function readClaim(stateDir: string, jobId: string): { pid: number; startedAt: string | null; at: string } | null {
   return readJson(join(stateDir, 'exits', `${safeName(jobId)}.claim`));
 }
+
+/**
+ * Claim the one ask of a task's chain (keyed by its release, so a new task under an old id is a new chain),
+ * once ever, atomically: two processors of the same ask — a replay racing the original after a Redis flush —
+ * never both deliver. Returns the claim that holds: this one when it was created, else the earlier one.
+ */
+export function claimAsk(stateDir: string, key: { taskId: string; releasedAt: string }, claim: { at: string; pid: number }): { won: boolean; claim: { at: string; pid: number } | null } {
+  const f = join(stateDir, 'asks', `${safeName(`${key.taskId}@${key.releasedAt}`)}.claim`);
+  if (createOnce(f, claim)) return { won: true, claim };
+  return { won: false, claim: readJson(f) };
+}

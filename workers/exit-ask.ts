@@ -1,9 +1,14 @@
 // exit-ask: evidence + verdict. Gone → latch exitedAt. Protected for a passing reason → re-check later.
-// Eligible → deliver the one message, latch exitAskedAt, schedule the first request after askWait.
+// Eligible → claim the ask (once ever, in stateDir), deliver the one message, latch exitAskedAt, schedule the
+// first request after askWait. A processor that loses the claim (a replay racing the original after a Redis
+// flush) waits until the claimant must have finished; if the claimant died before latching, it delivers the
+// same message (same time) again and latches that time — so a crash never loses the ask, and a race never doubles it.
+import { existsSync } from 'node:fs';
 import type { Job } from 'bullmq';
 import { exitAskSchema } from '../queues/exit-ask.js';
 import { advance, evidenceOf, judgeTask, latch, loadTask, type PipelineDeps } from '../src/pipeline.js';
 import { deliverAsk } from '../src/ask.js';
+import { claimAsk } from '../src/ledger.js';
 import { deferJob, jobData } from './common.js';
 
 export function createAskProcessor(deps: PipelineDeps) {
@@ -30,13 +35,37 @@ export function createAskProcessor(deps: PipelineDeps) {
       return { dryRun: true };
     }
     const now = deps.now();
-    const delivered = await deliverAsk(deps.config, j.view, task, now);
-    const res = await latch(deps, taskId, { exitAskedAt: new Date(now).toISOString() });
-    deps.audit({ event: 'ask', ...log, id: j.view.id, via: delivered.via, path: delivered.path, ...evidenceOf(j.view) });
-    deps.log.info({ event: 'exit:asked', ...log, id: j.view.id, via: delivered.via }, `asked session ${j.view.id} to wrap up (task ${taskId} is ${task.state})`);
+    const c = claimAsk(deps.config.stateDir, { taskId, releasedAt: task.releasedAt }, { at: new Date(now).toISOString(), pid: process.pid });
+    let at = now;
+    if (!c.won) {
+      // another processor claimed this ask: give it time to deliver and latch, then look again
+      const claimedAt = c.claim ? Date.parse(c.claim.at) : NaN;
+      const settled = (Number.isFinite(claimedAt) ? claimedAt : now) + claimSettle(deps);
+      if (now < settled && claimantMayLive(c.claim?.pid)) {
+        deps.log.debug({ event: 'ask:claimed', ...log, claim: c.claim }, `task ${taskId}: another processor is asking; looking again after it settles`);
+        return deferJob(job, token, settled);
+      }
+      at = Number.isFinite(claimedAt) ? claimedAt : now; // the claimant died before latching: the same ask again
+    }
+    const delivered = await deliverAsk(deps.config, j.view, task, at);
+    const res = await latch(deps, taskId, { exitAskedAt: new Date(at).toISOString() });
+    // the one that latched it audits it: a replay racing another replay writes the same file and latches nothing
+    if (res.applied.exitAskedAt) deps.audit({ event: 'ask', ...(c.won ? {} : { replayed: true }), ...log, id: j.view.id, via: delivered.via, path: delivered.path, ...evidenceOf(j.view) });
+    deps.log.info({ event: c.won ? 'exit:asked' : 'exit:ask-replayed', ...log, id: j.view.id, via: delivered.via }, `asked session ${j.view.id} to wrap up (task ${taskId} is ${task.state})${c.won ? '' : ', again after a crash'}`);
     await advance(deps, res.task);
     return { asked: true };
   };
+}
+
+/** How long a claimant may take between its claim and its latch: delivering (a pane may take a tmux call) and the latch. */
+function claimSettle(deps: PipelineDeps): number {
+  return 2 * deps.config.probeTimeout + 2_000;
+}
+
+/** A claimant in another process that no longer runs cannot still be delivering (a reused pid only makes us wait). */
+function claimantMayLive(pid: number | undefined): boolean {
+  if (!pid || pid === process.pid) return true;
+  return existsSync(`/proc/${pid}`);
 }
 
 async function advanceOnly(deps: PipelineDeps, task: Parameters<typeof advance>[1]) {
