@@ -249,7 +249,7 @@ function hash(file: string): string {
 
 // ------------------------------------------------------------------------------------------ measuring
 
-export type Expect = 'exit' | 'give-up' | 'spared' | 'paused' | 'never-called';
+export type Expect = 'exit' | 'give-up' | 'spared' | 'paused';
 
 /** A session in a scenario and what must become of it. */
 export interface Subject {
@@ -391,10 +391,10 @@ export function measure(fleet: TestFleet, subjects: Subject[], monitorProblems: 
   for (const s of subjects) {
     const alive = isAlive(s.pid);
     const got = o.requestsOf(s.id);
-    if (s.expect === 'spared' || s.expect === 'never-called') {
+    if (s.expect === 'spared') {
       m.toSpare++;
       const asked = o.askFilesOf(s.sessionId) > 0 || (s.taskId ? o.asksOf(s.taskId) > 0 : false);
-      const ok = alive && got === 0 && o.endedOf(s.id) === 0 && (s.expect === 'never-called' || (!asked && o.callsOf(s.sessionId) === 0 && o.alarmsFor(s) === 0));
+      const ok = alive && got === 0 && o.endedOf(s.id) === 0 && !asked && o.callsOf(s.sessionId) === 0 && o.alarmsFor(s) === 0;
       if (ok) m.spared++;
       else m.notes.push(`${s.id} (${s.expect}) was not spared: alive ${alive}, requests ${got}, asked ${asked}, calls ${o.callsOf(s.sessionId)}, alarms ${o.alarmsFor(s)}`);
     } else if (s.expect === 'paused') {

@@ -532,10 +532,10 @@ const hostileRun = (ctx: RunContext) =>
         env.monitor.watchBytes(name);
         env.subjects.push({ id: s.id, sessionId: s.sessionId, pid: s.pid, taskId: null, expect: 'spared' });
       }
-      // an id that would read as an option: never passed to claude stop
+      // an id that would read as an option: protected outright (id-unsafe) — never asked, requested or alarmed
       const opt = await rawAgent(fleet, '-rf', `opt-${tag}`);
       opt.taskId = 'option-like';
-      opt.expect = 'never-called';
+      opt.expect = 'spared';
       env.task('option-like', opt.sessionId);
       env.subjects.push(opt);
       env.start();
