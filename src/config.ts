@@ -53,10 +53,15 @@ const fleetSchema = z.strictObject({
 
 export const configSchema = z.strictObject({
   host: z.string().regex(/^[A-Za-z0-9._-]+$/, 'takes a host name of letters, digits, ".", "_" and "-"').default(() => safeHost()),
-  redisUrl: z.string().min(1).default('redis://127.0.0.1:6379'),
+  redisUrl: z.string().min(1).refine((u) => redisUrlProblem(u) === null, { message: 'takes a URL such as "redis://127.0.0.1:6379", "redis://:password@host:6379/2" or "rediss://…"' }).default('redis://127.0.0.1:6379'),
   /** A Redis Cluster's seed nodes (`host:port` or `redis://[user:pass@]host:port`); when set, redisUrl is not used. null = one server. */
   redisCluster: z
-    .array(z.string().regex(/^(rediss?:\/\/([^@/]*@)?)?(\[[0-9A-Fa-f:.]+\]|[^\s/:@[\]]+):\d{1,5}\/?$/, 'takes node addresses such as "127.0.0.1:7000" or "redis://10.0.0.5:7000"'))
+    .array(
+      z
+        .string()
+        .regex(/^(rediss?:\/\/([^@/]*@)?)?(\[[0-9A-Fa-f:.]+\]|[^\s/:@[\]]+):\d{1,5}\/?$/, 'takes node addresses such as "127.0.0.1:7000" or "redis://10.0.0.5:7000": a host and a port, no database')
+        .refine((a) => validPort(Number(/:(\d{1,5})\/?$/.exec(a)?.[1])), { message: 'takes node addresses whose port is 1–65535' }),
+    )
     .min(1, 'takes at least one node address, or null for one server (redisUrl)')
     .nullable()
     .default(null),
@@ -121,7 +126,11 @@ export function parseConfig(input: unknown, opts: { cwd?: string; env?: NodeJS.P
   const c = result.data;
   const cwd = opts.cwd ?? process.cwd();
   const env = opts.env ?? process.env;
-  if (env.REDIS_URL) c.redisUrl = env.REDIS_URL;
+  if (env.REDIS_URL) {
+    const bad = redisUrlProblem(env.REDIS_URL);
+    if (bad) throw new ConfigError(`environment variable REDIS_URL (it replaces config key "redisUrl") ${bad}: takes a URL such as "redis://127.0.0.1:6379"`);
+    c.redisUrl = env.REDIS_URL;
+  }
   c.stateDir = expandHome(c.stateDir, cwd);
   c.fleet.tasksDir = expandHome(c.fleet.tasksDir, cwd);
   c.fleet.inboxDir = expandHome(c.fleet.inboxDir, cwd);
@@ -129,6 +138,24 @@ export function parseConfig(input: unknown, opts: { cwd?: string; env?: NodeJS.P
   if (c.fleet.tmuxSocket?.startsWith('~')) c.fleet.tmuxSocket = expandHome(c.fleet.tmuxSocket, cwd);
   c.hooks.dir = c.hooks.dir === null ? resolve(c.stateDir, 'hooks') : expandHome(c.hooks.dir, cwd);
   return c;
+}
+
+const validPort = (n: number) => Number.isInteger(n) && n >= 1 && n <= 65535;
+
+/** What is wrong with a Redis URL (src/redis.ts reads it), or null. */
+export function redisUrlProblem(url: string): string | null {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return `is not a URL (${JSON.stringify(url)})`;
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') return `must start with redis:// or rediss:// (found ${JSON.stringify(url)})`;
+  if (!u.hostname) return `names no host (${JSON.stringify(url)})`;
+  if (u.port && !validPort(Number(u.port))) return `has port ${u.port}, not 1–65535`;
+  const db = u.pathname.replace(/^\//, '');
+  if (db && !/^\d{1,5}$/.test(db)) return `has database ${JSON.stringify(db)}, not a number`;
+  return null;
 }
 
 function knownKeys(path: PropertyKey[]): string[] {

@@ -46,6 +46,13 @@ describe('config', () => {
     expect(() => parseConfig({ maxExitRequests: 4 })).toThrow(/maxExitRequests/);
     expect(() => parseConfig({ fleet: { rosterCommand: 'claude agents' } })).toThrow(/fleet.rosterCommand/);
   });
+  it('a Redis address that cannot work is refused at load (exit 2), not at first connect', () => {
+    for (const redisUrl of ['localhost:6379', 'http://h:6379', 'redis://h:99999', 'redis://h/abc']) expect(() => parseConfig({ redisUrl }, { env: {} }), redisUrl).toThrow(/"redisUrl" takes a URL/);
+    for (const redisUrl of ['redis://:pw@h:6379/2', 'rediss://[::1]:6380', 'redis://h']) expect(parseConfig({ redisUrl }, { env: {} }).redisUrl).toBe(redisUrl);
+    expect(() => parseConfig({}, { env: { REDIS_URL: 'nope' } })).toThrow(/REDIS_URL .*redisUrl/);
+    for (const node of ['10.0.0.5:99999', '10.0.0.5:0']) expect(() => parseConfig({ redisCluster: [node] }, { env: {} }), node).toThrow(/"redisCluster.0" .*port is 1–65535/);
+    expect(() => parseConfig({ redisCluster: ['redis://10.0.0.5:7000/3'] }, { env: {} })).toThrow(/no database/);
+  });
   it('REDIS_URL overrides redisUrl; ~ and relative paths expand', () => {
     const c = parseConfig({ redisUrl: 'redis://a:1', stateDir: 'rel/state', fleet: { tasksDir: '~/t' } }, { env: { REDIS_URL: 'redis://b:2' }, cwd: '/srv' });
     expect(c.redisUrl).toBe('redis://b:2');
