@@ -147,7 +147,7 @@ async function buildFleet(fleet: Fleet): Promise<Cast> {
   const active = await bg('active');
   const stubborn = await bg('stubborn', 'stubborn');
   const interactive = await spawn('interactive', () => fleet.spawnInteractive({ transcriptAgeMs: H }));
-  const untasked = await bg('untasked, idle 1h');
+  const untasked = await bg('untasked (idle 1h)');
   for (let i = 0; i < 3; i++) fleet.addRecord();
 
   const states = ['done', 'abandoned', 'parked'];

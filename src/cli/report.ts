@@ -27,11 +27,13 @@ Exit codes: 0 = printed, 1 = the roster probe failed, 2 = bad usage or config.`,
   },
 };
 
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 export function formatReport(r: Report): string {
   const out: string[] = [];
   out.push(`sunset report — ${r.host}, ${r.at}`);
   if (!r.roster.ok) out.push(`roster probe FAILED: ${r.roster.error}`);
-  out.push(`roster: ${r.roster.rows} rows — ${r.roster.live} live sessions, ${r.roster.records} records (no pid), ${r.roster.gone} gone`);
+  out.push(`roster: ${count(r.roster.rows, 'row')} — ${count(r.roster.live, 'live session')}, ${count(r.roster.records, 'record')} (no pid), ${r.roster.gone} gone`);
   out.push(`tasks: ${r.tasks.total}${r.tasks.invalid ? ` (+${r.tasks.invalid} invalid)` : ''} — ${Object.entries(r.tasks.byState).sort((a, b) => b[1] - a[1]).map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
   out.push(`memory held by live sessions: ${formatBytes(r.memory.totalBytes)}`);
   for (const l of LANES) {
@@ -39,7 +41,7 @@ export function formatReport(r: Report): string {
     out.push(`  ${l.padEnd(15)} ${String(m.sessions).padStart(4)} session${m.sessions === 1 ? ' ' : 's'} ${formatBytes(m.bytes).padStart(9)}  ${(m.share * 100).toFixed(0).padStart(3)} %`);
   }
   const e = r.memory.eligible;
-  out.push(`eligible to leave now: ${e.sessions} sessions, would give back ${formatBytes(e.bytes)}; MemAvailable ${formatBytes(r.memory.availableBytes)}${r.memory.pressure ? ' — UNDER the floor: exits go largest first' : ''}`);
+  out.push(`eligible to leave now: ${count(e.sessions, 'session')}, would give back ${formatBytes(e.bytes)}; MemAvailable ${formatBytes(r.memory.availableBytes)}${r.memory.pressure ? ' — UNDER the floor: exits go largest first' : ''}`);
   const ah = r.awaitingHuman;
   const held = ah.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
   out.push(`lanes awaiting a human: ${ah.length}${ah.length ? `, holding ${formatBytes(held)}${r.memory.totalBytes ? ` (${((held / r.memory.totalBytes) * 100).toFixed(0)} % of the fleet)` : ''} — a person's decision; sunset does not act on them` : ''}`);
