@@ -9,8 +9,13 @@
 //   fifth task "still running") — so that 10,000 sessions cost no processes and the bench measures Redis.
 //   Tasks go in batches (default 1,000), as a fleet finishes work, not all at once.
 //
-//   node dist/bench/redis-footprint.js [--tasks=N] [--batch=N] [--exit-keep=N]   (after npm run build), or from bench/run.ts:
-//   (await import('./redis-footprint.js')).benchRedisFootprint({ tasks, batch })
+//   Its own redis-server, never the shared one: a child of this process on a free port (from 16400), proved to
+//   be that child before anything is written (INFO server's process_id is the child's pid), stopped at the end.
+//   Nothing is ever flushed; `used_memory` is read on that server alone.
+//
+//   node dist/bench/run.js footprint [--footprint-tasks=N] [--footprint-batch=N] [--exit-keep=N]   (after npm run build)
+//   node dist/bench/redis-footprint.js [--tasks=N] [--batch=N] [--exit-keep=N]
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,11 +24,11 @@ import { Redis } from 'ioredis';
 import { parseConfig, queueName, type Config } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import { startSunset, type Running } from '../src/up.js';
-import { freePortNear, startPrivateRedis } from '../src/private-redis.js';
+import { freePortNear } from '../src/private-redis.js';
 import { decide, policyFrom, type Evidence, type SessionFacts } from '../src/verdict.js';
 import type { FleetSnapshot, SessionView } from '../src/fleet.js';
 import { readTask as readTaskFile, type Task } from '../src/tasks.js';
-import { PREFIX } from '../queues/common.js';
+import { CHAIN_RETENTION, EXIT_RETENTION, PREFIX } from '../queues/common.js';
 import { Cleanup, load, printFigure, type Figure } from './common.js';
 
 export interface FootprintOptions {
@@ -52,8 +57,8 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
   const cleanup = new Cleanup();
   const figures: Figure[] = [];
   try {
-    const redis = await startPrivateRedis(await freePortNear(16400));
-    cleanup.add('private redis-server', () => redis.shutdown());
+    const redis = await ownRedisServer(cleanup);
+    console.log(`  own redis-server: pid ${redis.pid}, ${redis.url} (not the shared Redis)`);
     const root = mkdtempSync(join(tmpdir(), 'sunset-footprint-'));
     cleanup.add('temp folder', () => rmSync(root, { recursive: true, force: true }));
     for (const d of ['tasks', 'inbox', 'projects', 'state']) mkdirSync(join(root, d), { recursive: true });
@@ -128,20 +133,105 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
     const after = await used();
     const perTask = (after - before) / total;
     const breakdown = await describe(client, config.host);
-    console.log(`  after: used_memory ${kb(after)}; ${breakdown}`);
+    console.log(`  after: used_memory ${kb(after)}; ${breakdown.text}`);
     const f: Figure = {
       bench: 'redis-footprint',
       name: `Redis used_memory growth per task (${total} tasks through the whole pipeline${o.exitKeep !== undefined ? `, exit jobs kept ≤ ${o.exitKeep}` : ''})`,
       value: `${Math.round(perTask)} B/task (${kb(before)} → ${kb(after)}, in ${Math.round((Date.now() - t0) / 1000)} s)`,
+      floor: `${kb(before)} with sunset running and no task`,
       target: `≤ ${budget} B/task`,
       pass: perTask <= budget,
     };
     printFigure(f);
     figures.push(f);
+    // finished jobs trimmed: no queue keeps more finished jobs than its retention allows
+    const keepOf = (q: string) => {
+      const r = q === 'session-exit' ? EXIT_RETENTION : CHAIN_RETENTION;
+      const count = (x: unknown) => (typeof x === 'object' && x && 'count' in x ? Number((x as { count: number }).count) : Infinity);
+      const done = q === 'session-exit' && o.exitKeep !== undefined ? o.exitKeep : count(r.removeOnComplete);
+      return { done, failed: count(r.removeOnFail) };
+    };
+    const over = breakdown.kept.filter((k) => k.completed > keepOf(k.queue).done || k.failed > keepOf(k.queue).failed);
+    const chain = breakdown.kept.filter((k) => QUEUES.slice(0, 4).includes(k.queue));
+    const trim: Figure = {
+      bench: 'redis-footprint',
+      name: 'finished jobs kept (trimmed by retention)',
+      value: chain.map((k) => `${k.queue} ${k.completed}+${k.failed}`).join(', '),
+      target: `≤ retention (chain ${keepOf('task-terminal').done}, exit ${keepOf('session-exit').done} completed)`,
+      pass: over.length === 0,
+    };
+    printFigure(trim);
+    figures.push(trim);
+    console.log(`  [load ${load()}]`);
   } finally {
     await cleanup.run();
   }
   return figures;
+}
+
+/**
+ * A redis-server of this bench's own: a child process (not daemonized, so its pid is known) on a free port,
+ * and proved to be that child — `INFO server` answers with its pid — before the bench writes anything. A port
+ * taken between the check and the server's bind makes the child exit; the next port is tried. Never a
+ * server someone else runs: the shared Redis is never written, flushed or shut down.
+ */
+async function ownRedisServer(cleanup: Cleanup): Promise<{ url: string; pid: number }> {
+  const dir = mkdtempSync(join(tmpdir(), 'sunset-footprint-redis-'));
+  cleanup.add('redis-server folder', () => rmSync(dir, { recursive: true, force: true }));
+  let from = 16400;
+  for (let attempt = 1; attempt <= 5; attempt++) {
+    const port = await freePortNear(from);
+    from = port + 1;
+    if (port === 6379) continue;
+    const child: ChildProcess = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--protected-mode', 'yes', '--logfile', ''],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+    child.stderr!.on('data', (d: Buffer) => (out = (out + d.toString()).slice(-4000)));
+    const spawnFailed = new Promise<Error>((resolve) => child.once('error', resolve));
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    const url = `redis://127.0.0.1:${port}`;
+    const stop = async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM'); // our own child: redis-server shuts down on SIGTERM (no save: --save '')
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    };
+    const deadline = Date.now() + 10_000;
+    let owned = false;
+    while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+      const failed = await Promise.race([spawnFailed, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
+      if (failed) throw new Error(`could not start redis-server (${failed.message}); install it (apt-get install redis-server)`);
+      const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
+      c.on('error', () => undefined);
+      try {
+        await c.connect();
+        const pid = Number(/process_id:(\d+)/.exec(await c.info('server'))?.[1]);
+        if (pid !== child.pid) {
+          // someone else's server took this port first: leave it alone, ours will fail to bind and exit
+          await stop();
+          break;
+        }
+        owned = true;
+        break;
+      } catch {
+        /* not listening yet */
+      } finally {
+        c.disconnect();
+      }
+    }
+    if (owned) {
+      cleanup.add(`stop redis-server (pid ${child.pid})`, stop);
+      return { url, pid: child.pid! };
+    }
+    await stop();
+    console.log(`  (port ${port} was not ours after all: ${out.trim().split('\n').pop() ?? ''}; trying another)`);
+  }
+  throw new Error('redis footprint bench: could not start a redis-server of its own on a free port');
 }
 
 /** Every task in `active` is a live, idle, silent, unattached background session with a drained inbox. */
@@ -200,8 +290,9 @@ async function waitQuiet(client: Redis, host: string, ms: number): Promise<void>
 }
 
 /** What is left in Redis: jobs kept per queue and the events streams, with their memory. */
-async function describe(client: Redis, host: string): Promise<string> {
+async function describe(client: Redis, host: string): Promise<{ text: string; kept: Array<{ queue: string; completed: number; failed: number }> }> {
   const parts: string[] = [];
+  const kept: Array<{ queue: string; completed: number; failed: number }> = [];
   let keys = 0;
   let cursor = '0';
   do {
@@ -218,9 +309,10 @@ async function describe(client: Redis, host: string): Promise<string> {
     const sample = await client.zrange(`${k}:completed`, '0', '49');
     const sizes = await Promise.all(sample.map(async (id) => Number((await client.call('MEMORY', 'USAGE', `${k}:${id}`)) ?? 0)));
     const perJob = sizes.length ? Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length) : 0;
+    kept.push({ queue: q, completed, failed });
     parts.push(`${q}: ${completed} completed + ${failed} failed kept (≈ ${perJob} B each), events stream ${events} entries (${kb(eventsBytes)})`);
   }
-  return parts.join('; ');
+  return { text: parts.join('; '), kept };
 }
 
 async function until(what: string, cond: () => boolean | Promise<boolean>, ms: number): Promise<void> {

@@ -202,6 +202,10 @@ interface FileBytes {
   mode: number;
   uid: number;
   gid: number;
+  /** What readTasks' cache keys a file by (from the same fstat as the rest). */
+  dev?: number;
+  ino?: number;
+  ctimeMs?: number;
 }
 
 type Judged = { kind: 'task'; task: Task; text: string } | { kind: 'invalid'; invalid: InvalidTask };
@@ -310,7 +314,7 @@ function readFileBytesSync(file: string): FileBytes | 'not-file' {
   try {
     const st = fs.fstatSync(fd);
     if (!st.isFile()) return 'not-file';
-    const meta = { mtimeMs: st.mtimeMs, mode: st.mode, uid: st.uid, gid: st.gid };
+    const meta = { mtimeMs: st.mtimeMs, mode: st.mode, uid: st.uid, gid: st.gid, dev: st.dev, ino: st.ino, ctimeMs: st.ctimeMs };
     if (st.size > MAX_SEARCH_BYTES) return { buf: null, size: st.size, ...meta };
     // room for one byte more than fstat said: a short read is the end of a regular file, and a
     // full one means it grew since, so read on
@@ -329,6 +333,14 @@ function readFileBytesSync(file: string): FileBytes | 'not-file' {
     return { buf: buf.subarray(0, len), size: len, ...meta };
   } finally {
     fs.closeSync(fd);
+  }
+}
+
+function statOrNull(file: string): fs.Stats | null {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null; // unreadable now: read it, and report what the read says
   }
 }
 
@@ -353,15 +365,67 @@ function unreadable(file: string, e: unknown): Judged {
 }
 
 function readOne(file: string): Judged | 'missing' {
+  return readOneKeyed(file).judged;
+}
+
+/** readOne, and the stat the bytes were read under (for readTasks' cache). */
+function readOneKeyed(file: string): { judged: Judged | 'missing'; key?: StatKey } {
   let bytes: FileBytes | 'not-file';
   try {
     bytes = readFileBytesSync(file);
   } catch (e) {
-    if (GONE.has(errCode(e) ?? '')) return 'missing';
-    return unreadable(file, e);
+    if (GONE.has(errCode(e) ?? '')) return { judged: 'missing' };
+    return { judged: unreadable(file, e) };
   }
-  if (bytes === 'not-file') return 'missing';
-  return judge(file, bytes);
+  if (bytes === 'not-file') return { judged: 'missing' };
+  const key = bytes.ino === undefined ? undefined : { dev: bytes.dev!, ino: bytes.ino, size: bytes.size, mtimeMs: bytes.mtimeMs, ctimeMs: bytes.ctimeMs! };
+  return { judged: judge(file, bytes), key };
+}
+
+// ---------------------------------------------------------------------------------------------
+// readTasks' cache: a sweep re-reads only the files that changed
+//
+// A valid task file is kept, judged, under the stat it was read with — (dev, ino, size, mtime, ctime) —
+// and served again while a stat of its path gives exactly that. A rewrite by rename is a new inode; an
+// in-place write moves ctime (which no one can set back) and mtime. The one way a change keeps all five
+// is a write within the file system's timestamp granularity of the read (the "racy timestamp" of git's
+// index): so a file is kept only once its ctime and mtime are TASK_CACHE_SETTLE_MS old when it is read,
+// and any later write stamps a newer ctime. A file that changed more recently is read every time.
+// Invalid and unreadable files are never kept: they are read, and reported, on every sweep.
+
+/** A file whose ctime or mtime is younger than this when read is not kept: it is read again next sweep. */
+export const TASK_CACHE_SETTLE_MS = 2000;
+
+interface StatKey {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+interface CachedTask {
+  key: StatKey;
+  task: Task;
+}
+
+/** Per tasks folder, per file name: the last sweep's kept files (only those it saw: a gone file's entry goes). */
+const taskCache = new Map<string, Map<string, CachedTask>>();
+/** A process reads one tasks folder (tests, a few): the least recently swept beyond this are dropped. */
+const MAX_CACHED_DIRS = 4;
+
+function sameKey(k: StatKey, st: fs.Stats): boolean {
+  return st.ino === k.ino && st.dev === k.dev && st.size === k.size && st.mtimeMs === k.mtimeMs && st.ctimeMs === k.ctimeMs;
+}
+
+/** Forget every kept task file (tests; a caller that wants a sweep to read everything again). */
+export function clearTaskCache(): void {
+  taskCache.clear();
+}
+
+export interface ReadTasksOptions {
+  /** @see TASK_CACHE_SETTLE_MS (tests lower it). Infinity: keep nothing. @defaultValue TASK_CACHE_SETTLE_MS */
+  settleMs?: number;
 }
 
 // Files are read with plain synchronous calls in batches, yielding to the event loop between
@@ -373,7 +437,8 @@ const READ_BATCH = 128;
  * Every task in the folder: `*.json` files not starting with "." (subdirectories and anything
  * else ignored). A missing folder is no tasks; an unreadable one is `ok: false`.
  */
-export async function readTasks(dir: string): Promise<ReadTasksResult> {
+export async function readTasks(dir: string, opts: ReadTasksOptions = {}): Promise<ReadTasksResult> {
+  const settleMs = opts.settleMs ?? TASK_CACHE_SETTLE_MS;
   let names: string[];
   try {
     const entries = await fs.promises.readdir(dir, { withFileTypes: true });
@@ -382,14 +447,36 @@ export async function readTasks(dir: string): Promise<ReadTasksResult> {
       .map((e) => e.name)
       .sort();
   } catch (e) {
+    taskCache.delete(dir);
     if (errCode(e) === 'ENOENT') return { ok: true, tasks: [], invalid: [] };
     return { ok: false, error: `cannot read the tasks folder ${dir}: ${(e as Error).message}` };
   }
+  const prev = taskCache.get(dir);
+  const kept = new Map<string, CachedTask>();
   const results: (Judged | 'missing')[] = new Array(names.length);
   for (let i = 0; i < names.length; i++) {
     if (i > 0 && i % READ_BATCH === 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    results[i] = readOne(join(dir, names[i]));
+    const name = names[i];
+    const file = join(dir, name);
+    const hit = prev?.get(name);
+    if (hit) {
+      // follows a symlink, as the read does: a link pointed elsewhere is another inode
+      const st = statOrNull(file);
+      if (st && st.isFile() && sameKey(hit.key, st)) {
+        results[i] = { kind: 'task', task: hit.task, text: '' };
+        kept.set(name, hit);
+        continue;
+      }
+    }
+    const before = Date.now(); // taken before the read's fstat: "settled" errs towards reading again
+    const { judged, key } = readOneKeyed(file);
+    results[i] = judged;
+    if (key && judged !== 'missing' && judged.kind === 'task' && before - Math.max(key.ctimeMs, key.mtimeMs) >= settleMs) kept.set(name, { key, task: judged.task });
   }
+  // only what this sweep saw, so a deleted file's entry goes with it; the most recent folder last
+  taskCache.delete(dir);
+  if (kept.size) taskCache.set(dir, kept);
+  while (taskCache.size > MAX_CACHED_DIRS) taskCache.delete(taskCache.keys().next().value!);
   const tasks: Task[] = [];
   const invalid: InvalidTask[] = [];
   for (const r of results) {
@@ -400,11 +487,29 @@ export async function readTasks(dir: string): Promise<ReadTasksResult> {
   return { ok: true, tasks, invalid };
 }
 
+/** What reading one task file found. */
+export type TaskRead = { kind: 'task'; task: Task } | { kind: 'invalid'; invalid: InvalidTask } | { kind: 'missing' };
+
+/**
+ * One task file read once, for the watcher: its text (to recognise sunset's own writes) and what it holds.
+ * null when it is gone, not a regular file, or unreadable; text null when it is past MAX_SEARCH_BYTES (never
+ * one of sunset's own writes). A plain synchronous read, as readTasks does: cheaper than the thread pool.
+ */
+export function readTaskFile(file: string): { text: string | null; read: TaskRead } | null {
+  let bytes: FileBytes | 'not-file';
+  try {
+    bytes = readFileBytesSync(file);
+  } catch {
+    return null;
+  }
+  if (bytes === 'not-file') return null;
+  const judged = judge(file, bytes);
+  const text = judged.kind === 'task' ? judged.text : bytes.buf ? bytes.buf.toString('utf8') : null;
+  return { text, read: judged.kind === 'task' ? { kind: 'task', task: judged.task } : judged };
+}
+
 /** One task by id. An id that could not name a task file is reported as invalid. */
-export async function readTask(
-  dir: string,
-  id: string,
-): Promise<{ kind: 'task'; task: Task } | { kind: 'invalid'; invalid: InvalidTask } | { kind: 'missing' }> {
+export async function readTask(dir: string, id: string): Promise<TaskRead> {
   const bad = validateTaskId(id);
   if (bad) {
     const name = `${String(id)}.json`;
@@ -552,7 +657,9 @@ async function latchOnce(
   const release = await acquireLock(lockFileFor(dir, id), opts.lockWaitMs ?? 12_000);
   try {
     for (let attempt = 1; attempt <= MAX_TRIES; attempt++) {
-      const { target, bytes, task, text } = load(file);
+      // the first attempt edits what was read just before the lock: the compare below catches a writer
+      // that changed the file meanwhile (the attempt is then retried on a fresh read), so no second read
+      const { target, bytes, task, text } = attempt === 1 ? first : load(file);
       const applied = mergeLatched(task.raw, patch, max);
       if (Object.keys(applied).length === 0) return { changed: false, task, applied };
 
@@ -562,10 +669,10 @@ async function latchOnce(
 
       const durableFirst = attempt <= DURABLE_FIRST_TRIES;
       const tmp = join(dirname(target), tempName(id));
-      let fd: number | null = fs.openSync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
+      let fd: number | null = await openAsync(tmp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
       let renamed = false;
       try {
-        fs.writeFileSync(fd, newBuf);
+        await writeAllAsync(fd, newBuf);
         fs.fchmodSync(fd, bytes.mode & 0o7777);
         if (bytes.uid !== process.getuid?.() || bytes.gid !== process.getgid?.()) {
           try {
@@ -591,7 +698,7 @@ async function latchOnce(
         if (!durableFirst) await fsyncAsync(fd);
         fs.closeSync(fd);
         fd = null;
-        await fsyncDir(dirname(target));
+        await syncDirAfter(dirname(target));
         opts.onWrite?.(file, newText);
         const written = judge(file, { ...bytes, buf: newBuf, size: newBuf.length, mtimeMs });
         return { changed: true, task: (written as { task: Task }).task, applied };
@@ -621,7 +728,7 @@ async function acquireLock(lockPath: string, waitMs: number): Promise<() => void
   for (;;) {
     let fd: number | null = null;
     try {
-      fd = fs.openSync(lockPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
+      fd = await openAsync(lockPath, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o644);
     } catch (e) {
       if (errCode(e) !== 'EEXIST') throw e;
     }
@@ -698,9 +805,55 @@ function tempName(id: string): string {
   return Buffer.byteLength(id) <= 180 ? `.${id}.json.${tag}` : `.${tag}`;
 }
 
+/**
+ * open(2) on the thread pool. Creating a file (the lock, the temp file) is the latch's slowest call: under a
+ * burst of latches, with their fsyncs in flight, each create waits 1–1.5 ms in ext4 — time the event loop
+ * would otherwise spend blocked. The compare-and-swap's stat, read and rename stay synchronous.
+ */
+function openAsync(path: string, flags: number, mode: number): Promise<number> {
+  return new Promise((resolve, reject) => fs.open(path, flags, mode, (err, fd) => (err ? reject(err) : resolve(fd))));
+}
+
+/** write(2) of the whole buffer on the thread pool (a new file's first write also waits on ext4's journal). */
+async function writeAllAsync(fd: number, buf: Buffer): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    const n = await new Promise<number>((resolve, reject) => fs.write(fd, buf, off, buf.length - off, null, (err, written) => (err ? reject(err) : resolve(written))));
+    off += n;
+  }
+}
+
 function fsyncAsync(fd: number): Promise<void> {
   return new Promise((resolve, reject) => fs.fsync(fd, (err) => (err ? reject(err) : resolve())));
 }
+
+/**
+ * Makes every rename in `dir` that returned before this call durable, sharing directory fsyncs between
+ * latches: when one is running it may have started before the caller's rename, so the caller waits for
+ * the next, which starts as soon as it ends and serves everyone who asked meanwhile. A burst of latches
+ * in one folder then costs a few directory fsyncs (journal commits) instead of one each.
+ */
+function syncDirAfter(dir: string): Promise<void> {
+  let s = dirSyncs.get(dir);
+  if (!s) dirSyncs.set(dir, (s = { running: null, queued: null }));
+  const state = s;
+  const start = (): Promise<void> => {
+    const p: Promise<void> = fsyncDir(dir).finally(() => {
+      if (state.running !== p) return;
+      state.running = null;
+      if (!state.queued && dirSyncs.get(dir) === state) dirSyncs.delete(dir);
+    });
+    state.running = p;
+    return p;
+  };
+  if (!state.running) return start();
+  return (state.queued ??= state.running.then(() => {
+    state.queued = null;
+    return start();
+  }));
+}
+
+const dirSyncs = new Map<string, { running: Promise<void> | null; queued: Promise<void> | null }>();
 
 async function fsyncDir(dir: string): Promise<void> {
   // makes the rename itself durable; some file systems refuse to fsync a directory, which is fine

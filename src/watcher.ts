@@ -2,16 +2,17 @@
 // Any event on <id>.json re-reads that task and enqueues its next step; events caused by sunset's own
 // writes are ignored. A lost event only delays a step: the reconcile pass derives it again.
 import { watch, type FSWatcher } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from './log.js';
+import { readTaskFile, type TaskRead } from './tasks.js';
 
 export interface WatcherOptions {
   dir: string;
   debounceMs?: number;
   log: Logger;
   isOwnWrite: (file: string, text: string) => boolean;
-  onTask: (taskId: string) => Promise<void>;
+  /** `read`: what the watcher read to tell an own write from another's — the handler may use it rather than read the file again. */
+  onTask: (taskId: string, read: TaskRead) => Promise<void>;
 }
 
 export class TaskWatcher {
@@ -69,9 +70,11 @@ export class TaskWatcher {
   private async handle(name: string) {
     const file = join(this.o.dir, name);
     try {
-      const text = await readFile(file, 'utf8').catch(() => null);
-      if (text === null || this.o.isOwnWrite(file, text)) return;
-      await this.o.onTask(name.slice(0, -'.json'.length));
+      // one synchronous read (a small file): the thread pool's four round trips cost more, and it is
+      // busy with the latches' creates and fsyncs during a burst
+      const r = readTaskFile(file);
+      if (r === null || (r.text !== null && this.o.isOwnWrite(file, r.text))) return;
+      await this.o.onTask(name.slice(0, -'.json'.length), r.read);
     } catch (err: any) {
       this.o.log.warn({ event: 'watcher:handle-failed', file, error: err.message }, `could not handle a change to ${name}`);
     }

@@ -11,7 +11,9 @@ import {
   matchesTaskSchema,
   MAX_TASK_BYTES,
   mergeLatched,
+  clearTaskCache,
   readTask,
+  readTaskFile,
   readTasks,
   TaskBusyError,
   TaskInvalidError,
@@ -136,6 +138,89 @@ describe('readTasks', () => {
     const r = await readTasks(dir);
     if (!r.ok) throw new Error(r.error);
     expect(r.tasks.map((t) => t.id)).toEqual(['l']);
+  });
+});
+
+describe('readTasks cache (unchanged files are not read again)', () => {
+  const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** Past the file system's timestamp granularity, so that a later write stamps a different ctime. */
+  const tick = () => pause(50);
+  const sessionOf = async (id: string, settleMs: number) => {
+    const r = await readTasks(dir, { settleMs });
+    if (!r.ok) throw new Error(r.error);
+    return r.tasks.find((t) => t.id === id);
+  };
+  afterEach(() => clearTaskCache());
+
+  it('a file changed within the settle window (2 s by default) is read every time, even rewritten in place at the same size', async () => {
+    putTask({ id: 'fresh', state: 'done', sessionId: 's-1' });
+    const a = await sessionOf('fresh', 2000);
+    putTask({ id: 'fresh', state: 'done', sessionId: 's-2' }); // same size, same inode, maybe the same mtime tick
+    const b = await sessionOf('fresh', 2000);
+    expect(a?.sessionId).toBe('s-1');
+    expect(b?.sessionId).toBe('s-2');
+    expect(b).not.toBe(a);
+  });
+
+  it('a settled, unchanged file is served again; every kind of change is read', async () => {
+    const file = putTask({ id: 'k', state: 'done', sessionId: 's-1' });
+    const old = new Date(at(30)); // a whole second: utimes can put it back exactly
+    fs.utimesSync(file, old, old);
+    await tick();
+    const first = await sessionOf('k', 0);
+    expect(await sessionOf('k', 0)).toBe(first); // the very object: not read again
+
+    // in place, same size, then its mtime put back: only ctime tells, and it is in the key
+    const { size, ino } = fs.statSync(file);
+    await tick();
+    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('s-1', 's-2'));
+    fs.utimesSync(file, old, old);
+    expect([fs.statSync(file).size, fs.statSync(file).mtimeMs, fs.statSync(file).ino]).toEqual([size, old.getTime(), ino]);
+    const second = await sessionOf('k', 0);
+    expect(second?.sessionId).toBe('s-2');
+    await tick();
+    expect(await sessionOf('k', 0)).toBe(second);
+
+    // by rename, same size and the same mtime: a new inode
+    await tick();
+    const tmp = join(dir, '.k.json.tmp');
+    fs.writeFileSync(tmp, fs.readFileSync(file, 'utf8').replace('s-2', 's-3'));
+    fs.utimesSync(tmp, old, old);
+    fs.renameSync(tmp, file);
+    expect((await sessionOf('k', 0))?.sessionId).toBe('s-3');
+
+    // gone: no longer listed
+    fs.rmSync(file);
+    expect(await sessionOf('k', 0)).toBeUndefined();
+  });
+
+  it('never hides a malformed file: a cached task turned invalid is reported, on every sweep', async () => {
+    const file = putTask({ id: 'm', state: 'done', sessionId: 's-1' });
+    await tick();
+    const ok = await readTasks(dir, { settleMs: 0 });
+    expect(ok.ok && ok.tasks.map((t) => t.id)).toEqual(['m']);
+    await tick();
+    const text = fs.readFileSync(file, 'utf8');
+    fs.writeFileSync(file, text.replace('"state"', '"state'));
+    await tick();
+    for (let i = 0; i < 3; i++) {
+      const r = await readTasks(dir, { settleMs: 0 });
+      if (!r.ok) throw new Error(r.error);
+      expect(r.tasks).toEqual([]);
+      expect(r.invalid.map((b) => b.name)).toEqual(['m.json']);
+    }
+  });
+
+  it('readTaskFile (the watcher’s read) gives the text and what it holds; null for a gone file', () => {
+    const file = putTask({ id: 'w', state: 'done', sessionId: 's-w' });
+    const r = readTaskFile(file);
+    expect(r?.text).toBe(fs.readFileSync(file, 'utf8'));
+    expect(r?.read.kind === 'task' && r.read.task.sessionId).toBe('s-w');
+    put('bad.json', '{ nope');
+    const bad = readTaskFile(join(dir, 'bad.json'));
+    expect(bad?.text).toBe('{ nope');
+    expect(bad?.read.kind).toBe('invalid');
+    expect(readTaskFile(join(dir, 'gone.json'))).toBeNull();
   });
 });
 
