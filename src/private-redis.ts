@@ -1,6 +1,7 @@
 // A redis-server of sunset's own (the demo's, when none is reachable): started daemonized in a temp folder,
-// stopped with the SHUTDOWN command — no signal needed.
-import { mkdtempSync, rmSync } from 'node:fs';
+// stopped with the SHUTDOWN command — no signal needed. A server is ours only when its working folder is the
+// temp folder we gave it: another server that took the port first is never used, and never shut down.
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,8 +40,15 @@ export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
     const c = client();
     try {
       await c.connect();
-      if ((await c.ping()) === 'PONG') break;
-    } catch {
+      if ((await c.ping()) === 'PONG') {
+        if (!(await isOurs(c, dir))) throw new NotOurs(`port ${port} is answered by another redis-server, not the one sunset started: choose another port`);
+        break;
+      }
+    } catch (err) {
+      if (err instanceof NotOurs) {
+        rmSync(dir, { recursive: true, force: true });
+        throw err;
+      }
       /* not yet */
     } finally {
       c.disconnect();
@@ -54,7 +62,7 @@ export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
       const c = client();
       try {
         await c.connect();
-        await c.call('SHUTDOWN', 'NOSAVE').catch(() => undefined); // the connection closes as it obeys
+        if (await isOurs(c, dir)) await c.call('SHUTDOWN', 'NOSAVE').catch(() => undefined); // the connection closes as it obeys
       } catch {
         /* already gone */
       } finally {
@@ -63,4 +71,16 @@ export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
       }
     },
   };
+}
+
+class NotOurs extends Error {}
+
+/** The server's working folder is the temp folder this process made for it. */
+async function isOurs(c: Redis, dir: string): Promise<boolean> {
+  try {
+    const r = (await c.call('CONFIG', 'GET', 'dir')) as string[];
+    return r[1] === dir || r[1] === realpathSync(dir);
+  } catch {
+    return false;
+  }
 }
