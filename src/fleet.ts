@@ -43,6 +43,11 @@ export interface GatherOptions {
   rss?: boolean;
 }
 
+/** A tasks folder that does not exist is no tasks (DESIGN §3), and a person should hear it: a typo looks the same. */
+export function missingTasksDir(dir: string): string {
+  return `the tasks folder ${dir} does not exist: no session has a task, so every live one is judged as untasked (expire after windows.expireIdle) — check fleet.tasksDir`;
+}
+
 export async function gatherFleet(config: Config, opts: GatherOptions = {}): Promise<FleetSnapshot> {
   const now = opts.now ?? Date.now;
   const f = config.fleet;
@@ -67,6 +72,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   if (table instanceof Error) probeErrors.proc = `reading /proc failed: ${table.message}`;
   if (!tasks.ok) probeErrors.tasks = tasks.error;
   if (transcripts instanceof Error) probeErrors.projects = `reading ${f.projectsDir} failed: ${transcripts.message}`;
+  if (tasks.ok && tasks.missing) problems.push(missingTasksDir(f.tasksDir));
   const invalid = tasks.ok ? tasks.invalid : [];
   for (const bad of invalid) problems.push(`task file ${bad.file} is invalid and was left untouched: ${bad.problem}`);
   for (const k of ['tmux', 'proc', 'tasks', 'projects']) if (probeErrors[k]) problems.push(probeErrors[k]);

@@ -71,7 +71,8 @@ export interface InvalidTask {
   text: string | null;
 }
 
-export type ReadTasksResult = { ok: true; tasks: Task[]; invalid: InvalidTask[] } | { ok: false; error: string };
+/** `missing`: the folder does not exist (no tasks — DESIGN §3 — but worth a word: a typo in tasksDir looks the same). */
+export type ReadTasksResult = { ok: true; tasks: Task[]; invalid: InvalidTask[]; missing?: true } | { ok: false; error: string };
 
 export interface LatchPatch {
   releasedAt?: string;
@@ -448,7 +449,7 @@ export async function readTasks(dir: string, opts: ReadTasksOptions = {}): Promi
       .sort();
   } catch (e) {
     taskCache.delete(dir);
-    if (errCode(e) === 'ENOENT') return { ok: true, tasks: [], invalid: [] };
+    if (errCode(e) === 'ENOENT') return { ok: true, tasks: [], invalid: [], missing: true };
     return { ok: false, error: `cannot read the tasks folder ${dir}: ${(e as Error).message}` };
   }
   const prev = taskCache.get(dir);

@@ -1,10 +1,12 @@
 // `sunset up`: producers (the watcher, the reconcile and expire schedulers), workers (one per queue) and
 // the web, in one process or split by --role. Shutdown closes the watcher, workers, queues, then Redis, once.
+import { existsSync } from 'node:fs';
 import { Worker, type Processor } from 'bullmq';
 import type { Config } from './config.js';
 import type { Logger } from './log.js';
 import type { Audit } from './audit.js';
 import { TaskWatcher } from './watcher.js';
+import { missingTasksDir } from './fleet.js';
 import { advance, closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './pipeline.js';
 import { createReleaseProcessor } from '../workers/release.js';
 import { createAskProcessor } from '../workers/exit-ask.js';
@@ -88,6 +90,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   let scheduleTimer: NodeJS.Timeout | null = null;
   let sampler: Sampler | null = null;
   if (roles.has('producers')) {
+    if (!existsSync(config.fleet.tasksDir)) log.warn({ event: 'tasks:missing', dir: config.fleet.tasksDir }, missingTasksDir(config.fleet.tasksDir));
     watcher = new TaskWatcher({
       dir: config.fleet.tasksDir,
       log,

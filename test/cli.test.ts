@@ -33,6 +33,12 @@ describe('usage and config errors', () => {
       const c = await sunsetCli(['verdict', '--config', bad]);
       expect(c.code).toBe(2);
       expect(c.stderr).toMatch(/windows\.grace.*duration/);
+      // a tasks folder that does not exist is no tasks — and a person hears it (a typo in tasksDir looks the same)
+      const typo = fleet.writeConfig({ host: uniqueHost(), fleet: { ...fleet.config().fleet, tasksDir: join(fleet.root, 'taks') } });
+      for (const verb of ['verdict', 'report']) {
+        const t = await sunsetCli([verb, '--config', typo]);
+        expect(t.stderr, verb).toMatch(/tasks folder .*taks does not exist.*check fleet\.tasksDir/);
+      }
       const missing = await sunsetCli(['report', '--config', join(fleet.root, 'missing.json')]);
       expect(missing.code).toBe(2);
       expect(missing.stderr).toMatch(/cannot be read/);

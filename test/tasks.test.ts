@@ -106,7 +106,7 @@ describe('readTasks', () => {
   });
 
   it('a missing folder is no tasks; a folder that cannot be read is ok: false', async () => {
-    expect(await readTasks(join(dir, 'nope'))).toEqual({ ok: true, tasks: [], invalid: [] });
+    expect(await readTasks(join(dir, 'nope'))).toEqual({ ok: true, tasks: [], invalid: [], missing: true });
     const notDir = put('plain-file', 'x');
     const r = await readTasks(notDir);
     expect(r.ok).toBe(false);
