@@ -1,5 +1,6 @@
 // The task store: reads task files loosely, and latches sunset's own fields into them without
 // damaging anything another program wrote (a textual edit, atomic rename, compare-and-swap).
+import type { TaskFacts } from './verdict.js';
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -33,20 +34,11 @@ export const LATCHED_FIELDS: readonly LatchedField[] = Object.freeze([
 const SET_ONCE = ['releasedAt', 'exitAskedAt', 'exitedAt', 'exitGaveUpAt'] as const;
 const SESSION_ID_FIELDS = ['sessionId', 'driverSessionId', 'operatorSessionId'] as const;
 
-export interface Task {
-  id: string;
-  state: string;
-  terminal: boolean;
+/** A task file as sunset reads it: the verdict's TaskFacts (id, state, the latched steps; exitRequests 0 when absent) and more. */
+export interface Task extends TaskFacts {
   /** sessionId, else driverSessionId, else operatorSessionId (the older name). */
   sessionId: string | null;
   watcher: string | number | null;
-  releasedAt?: string;
-  exitAskedAt?: string;
-  exitRequestedAt?: string;
-  /** 0 when absent. */
-  exitRequests: number;
-  exitedAt?: string;
-  exitGaveUpAt?: string;
   stateChangedAt?: string;
   awaitingHumanSince?: string;
   /** Epoch ms that orders a session's terminal tasks: the first parseable of stateChangedAt, completedAt, updatedAt, releasedAt, createdAt; else the file's mtime. */
