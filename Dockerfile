@@ -32,5 +32,8 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/test/fleet ./test/fleet
 COPY docs ./docs
 # run as the user who owns ~/.claude (docker-compose.yml sets user: to your uid:gid)
+# the arguments are sunset's: `docker run … IMAGE verdict` replaces CMD. Without --config a verb reads
+# $SUNSET_CONFIG, which docker-compose.yml sets to the mounted config — else ./sunset.config.json in /app
+# (there is none) and the defaults.
 ENTRYPOINT ["node", "/app/dist/src/cli.js"]
 CMD ["up"]

@@ -33,7 +33,10 @@ export interface RunContext {
 
 export interface Scenario {
   key: string;
+  /** The table's row name. */
   fault: string;
+  /** What a run does and what it must find, for `npm run chaos -- --help`. */
+  about: string;
   /** Runs in the full suite, and in the short form (test/chaos.test.ts, part of `npm test`; 0: left out of it). */
   runs: { full: number; short: number };
   /** A long run (waits out BullMQ locks, or hung probes): started before the others, so that with several runs at once the suite does not end on one. */
@@ -598,20 +601,26 @@ const badConfigRun = (ctx: RunContext) =>
     if (rosterCalls(env.fleet) !== 0) env.problems.push('a refused config still ran the roster');
   });
 
+// every run also checks the columns of the table (chaos/run.ts: `npm run chaos -- --help`); `about` says
+// what the fault is and what is expected of it besides
+/** standardFleet, and what must become of it, for the help. */
+export const STANDARD_FLEET =
+  'an ordinary and a stubborn background session, an interactive one (in a tmux pane) and a lane awaiting a human. Every chain must finish: the ordinary and the interactive session exit, the stubborn one ends in one give-up alarm, the lane is spared.';
+const STANDARD = 'The standard fleet';
 export const SCENARIOS: Scenario[] = [
-  { key: 'kill9', fault: 'kill -9 of sunset at random points', runs: { full: 20, short: 1 }, slow: true, run: killRun },
-  { key: 'flush', fault: 'Redis FLUSHALL mid-chain', runs: { full: 3, short: 1 }, run: flushRun },
-  { key: 'absent', fault: 'Redis absent at start, then started', runs: { full: 2, short: 1 }, run: absentRun },
-  { key: 'restart', fault: 'Redis restarted mid-chain', runs: { full: 3, short: 1 }, run: restartRun },
-  { key: 'roster-fail', fault: 'roster probe failing', runs: { full: 2, short: 1 }, run: rosterRun('fail') },
-  { key: 'roster-hang', fault: 'roster probe timing out', runs: { full: 2, short: 1 }, slow: true, run: rosterRun('hang') },
-  { key: 'roster-garbage', fault: 'roster probe printing garbage', runs: { full: 2, short: 1 }, run: rosterRun('garbage') },
-  { key: 'tmux', fault: 'tmux server gone', runs: { full: 2, short: 1 }, run: tmuxRun },
-  { key: 'transcript', fault: 'a transcript deleted', runs: { full: 2, short: 1 }, run: transcriptRun },
-  { key: 'writer', fault: 'task file rewritten by another writer (tight loop)', runs: { full: 2, short: 1 }, run: writerRun },
-  { key: 'invalid', fault: 'malformed, wrong-typed, 20 MB, non-JSON, id-mismatched task files', runs: { full: 1, short: 1 }, run: invalidRun },
-  { key: 'hostile', fault: 'hostile session and task ids (shell, traversal)', runs: { full: 1, short: 1 }, run: hostileRun },
-  { key: 'bad-config', fault: 'a bad config', runs: { full: 1, short: 1 }, run: badConfigRun },
+  { key: 'kill9', fault: 'kill -9 of sunset at random points', about: `${STANDARD}; sunset is killed with SIGKILL 1 to 3 times, each 0.15–4 s after a start, then started again.`, runs: { full: 20, short: 1 }, slow: true, run: killRun },
+  { key: 'flush', fault: 'Redis FLUSHALL mid-chain', about: `${STANDARD}; Redis is flushed (FLUSHALL) once or twice, 0.3–3.3 s into the run: the schedule is rebuilt from the task files.`, runs: { full: 3, short: 1 }, run: flushRun },
+  { key: 'absent', fault: 'Redis absent at start, then started', about: `${STANDARD}; sunset starts with no Redis listening. Until it reports Redis unreachable nothing may be acted on (every session is at risk); then Redis starts.`, runs: { full: 2, short: 1 }, run: absentRun },
+  { key: 'restart', fault: 'Redis restarted mid-chain', about: `${STANDARD}; Redis (no persistence: it comes back empty) is stopped and started again 0.3–3.3 s into the run.`, runs: { full: 3, short: 1 }, run: restartRun },
+  { key: 'roster-fail', fault: 'roster probe failing', about: `${STANDARD}; the roster command (claude agents) exits non-zero across the end of the grace window — nothing may be asked, requested or exited meanwhile (every session at risk) — and again right after the stubborn session's first exit request.`, runs: { full: 2, short: 1 }, run: rosterRun('fail') },
+  { key: 'roster-hang', fault: 'roster probe timing out', about: 'As roster-fail, but the roster command hangs past probeTimeout (5 s here). A slow run.', runs: { full: 2, short: 1 }, slow: true, run: rosterRun('hang') },
+  { key: 'roster-garbage', fault: 'roster probe printing garbage', about: 'As roster-fail, but the roster command prints what is not its JSON.', runs: { full: 2, short: 1 }, run: rosterRun('garbage') },
+  { key: 'tmux', fault: 'tmux server gone', about: "Two interactive sessions in tmux panes and a background one; once their tasks are released the tmux server's socket is removed (a tmp cleaner) through the end of the grace window: the panes must be spared (no /exit typed into them), then the socket comes back and every session exits.", runs: { full: 2, short: 1 }, run: tmuxRun },
+  { key: 'transcript', fault: 'a transcript deleted', about: "One session's transcript is deleted during the grace window (it must be spared: never asked), another's right after its first exit request (no further request, no give-up alarm); a control session exits.", runs: { full: 2, short: 1 }, run: transcriptRun },
+  { key: 'writer', fault: 'task file rewritten by another writer (tight loop)', about: "Another process rewrites two task files in a tight loop, cooperating as sunset does (the task's lock file, a temp file renamed): none of its writes and none of sunset's latches may be lost (fields lost); the sessions exit and give up as usual.", runs: { full: 2, short: 1 }, run: writerRun },
+  { key: 'invalid', fault: 'malformed, wrong-typed, 20 MB, non-JSON, id-mismatched task files', about: 'Task files that are malformed, wrong-typed, 20 MB, binary, id-mismatched or of the wrong shape, and a valid one that turns corrupt during its grace window: their sessions must be spared and their bytes left as they are; a control session exits.', runs: { full: 1, short: 1 }, run: invalidRun },
+  { key: 'hostile', fault: 'hostile session and task ids (shell, traversal)', about: 'Shell metacharacters in session, task and roster ids (carried as literal words: those sessions exit, no shell runs a payload, releaseCommand gets each id as one word); path traversal in a session id and in task ids, and an option-like id "-rf": spared, nothing written outside its folder.', runs: { full: 1, short: 1 }, run: hostileRun },
+  { key: 'bad-config', fault: 'a bad config', about: `${BAD_CONFIGS.length} bad config files at once (an unknown key, a bad duration, maxExitRequests 4, a shell string for an argv, not JSON, not an object, …, a missing file): \`sunset up\` must exit 2 naming the problem before it touches Redis, stateDir or the roster; the standard fleet, less its interactive session, is all at risk.`, runs: { full: 1, short: 1 }, run: badConfigRun },
 ];
 
 export { emptyMeasure };

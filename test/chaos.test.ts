@@ -7,13 +7,16 @@
 // A failure names its seed: CHAOS_SEED=<seed> replays its random points. CHAOS_JOBS sets the runs at once
 // (default 2), CHAOS_VERBOSE=1 prints every run's timeline. The whole form gives up after CHAOS_DEADLINE
 // seconds (default 600), tearing down what it started, so a wedged run fails the suite instead of holding it.
+// `npm run chaos` reads the same variables the same way (chaosEnv); `npm run chaos -- --help` says what
+// each fault and column is.
 import { afterAll, describe, expect, it } from 'vitest';
-import { failing, formatTable, runChaos } from '../chaos/run.js';
+import { DEFAULTS, chaosEnv, failing, formatTable, runChaos } from '../chaos/run.js';
 import { SCENARIOS, cleanupAll } from '../chaos/scenarios.js';
 
-const seed = Number(process.env.CHAOS_SEED) || Math.floor(Math.random() * 2 ** 31);
-const jobs = Number(process.env.CHAOS_JOBS) || 2;
-const deadlineMs = (Number(process.env.CHAOS_DEADLINE) || 600) * 1000;
+const env = chaosEnv(process.env); // a bad CHAOS_* value fails the file, naming it
+const seed = env.seed ?? Math.floor(Math.random() * 2 ** 31);
+const jobs = env.jobs ?? DEFAULTS.jobs;
+const deadlineMs = (env.deadlineS ?? DEFAULTS.deadlineS.short) * 1000;
 
 // whatever a failed or timed-out run left (its sunset, redis-server, fleet): the harness's own processes
 afterAll(() => cleanupAll(), 120_000);

@@ -1,8 +1,9 @@
 // `sunset service print`: a systemd user unit for `sunset up`, with this machine's paths filled in — node's
-// own executable, this compiled cli, the config file (validated first) — ready for
-// ~/.config/systemd/user/sunset.service. docs/operations.md explains each line.
-import { existsSync, realpathSync } from 'node:fs';
-import { resolve } from 'node:path';
+// own executable, this compiled cli, the config file (validated first), the directory it was run from —
+// ready for ~/.config/systemd/user/sunset.service (--output writes it there only when all is well).
+// docs/operations.md explains each line.
+import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { EXIT, UsageError, type Command } from './common.js';
@@ -12,6 +13,10 @@ export interface UnitInput {
   cli: string;
   /** The config file, absolute; null runs on the defaults (and ./sunset.config.json is not looked for). */
   configFile: string | null;
+  /**
+   * Where `service print` was run: relative paths in the config resolve from the working directory, so the
+   * service must run where the person who checks it with `sunset verdict` does.
+   */
   workingDirectory: string;
   path: string | undefined;
   /** $REDIS_URL as sunset was run with it: it overrides redisUrl, so the unit keeps it. */
@@ -35,18 +40,20 @@ export function systemdWord(w: string, o: { exec?: boolean } = { exec: true }): 
 export function systemdUnit(u: UnitInput): string {
   const exec = [u.node, u.cli, 'up', ...(u.configFile ? ['--config', u.configFile] : [])].map((w) => systemdWord(w)).join(' ');
   return `# sunset — lets finished agent sessions leave by their own exit path (docs/operations.md)
-# Install:  sunset service print --config FILE > ~/.config/systemd/user/sunset.service
+# Install:  sunset service print --config FILE --output ~/.config/systemd/user/sunset.service
 #           systemctl --user daemon-reload && systemctl --user enable --now sunset
 #           loginctl enable-linger "$USER"    # keep it running while you are logged out
+# Redis must be up at the config's redisUrl (REDIS_URL below, when set). A user unit cannot be ordered
+# after a system service such as redis-server.service; none is needed: sunset waits out a Redis that is
+# not there yet, or goes away, and carries on when it answers.
 [Unit]
 Description=${u.description ?? 'sunset: finished Claude Code sessions leave by their own exit path'}
 Documentation=file://${resolve(u.cli, '..', '..', '..', 'docs', 'operations.md')}
-After=network-online.target redis-server.service
-Wants=network-online.target
 
 [Service]
 Type=simple
 ExecStart=${exec}
+# where \`sunset service print\` was run: relative paths in the config resolve from here
 WorkingDirectory=${u.workingDirectory.replace(/%/g, '%%')}
 ${u.path ? `Environment=${systemdWord(`PATH=${u.path}`, { exec: false })}\n` : ''}${u.redisUrl ? `Environment=${systemdWord(`REDIS_URL=${u.redisUrl}`, { exec: false })}\n` : ''}Environment=NODE_ENV=production
 Restart=on-failure
@@ -64,32 +71,99 @@ WantedBy=default.target
 `;
 }
 
+/** Config keys holding a path that is resolved from the working directory when relative. */
+const PATH_KEYS = ['stateDir', 'fleet.tasksDir', 'fleet.inboxDir', 'fleet.projectsDir', 'hooks.dir'];
+
+/** The config's relative paths (neither absolute nor ~): they resolve from the working directory. */
+function relativePaths(file: string): string[] {
+  let raw: any;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return [];
+  }
+  return PATH_KEYS.filter((k) => {
+    const v = k.split('.').reduce((o, p) => (o && typeof o === 'object' ? o[p] : undefined), raw);
+    return typeof v === 'string' && !isAbsolute(v) && !v.startsWith('~');
+  });
+}
+
+/** mkdir -p, one level at a time (Node's recursive mkdir spins forever under /proc). */
+function mkdirs(dir: string): void {
+  if (existsSync(dir)) return;
+  if (dirname(dir) !== dir) mkdirs(dirname(dir));
+  mkdirSync(dir);
+}
+
+/** Write the whole file or nothing: a temp file beside it, renamed over it. */
+function writeAtomically(file: string, text: string): void {
+  mkdirs(dirname(file));
+  const tmp = `${file}.${process.pid}.tmp`;
+  try {
+    writeFileSync(tmp, text, { mode: 0o600 }); // it may carry REDIS_URL with a password
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      /* never written */
+    }
+    throw err;
+  }
+}
+
 export const serviceCommand: Command = {
   name: 'service',
   summary: 'print a systemd user unit that runs `sunset up` with this machine’s paths',
-  usage: `usage: sunset service print [--config FILE]
+  usage: `usage: sunset service print [--config FILE] [--output FILE]
 
 Prints a systemd user unit for \`sunset up\`: node's executable (${process.execPath}), this
 compiled cli, and the config file (--config, else $SUNSET_CONFIG, else ./sunset.config.json when
 present, else the defaults), validated first. Your PATH is written into the unit so that
-\`claude\` and \`tmux\` resolve as they do for you. Install it with:
+\`claude\` and \`tmux\` resolve as they do for you, and so is $REDIS_URL when set (it overrides
+the config's redisUrl).
 
-  sunset service print --config ~/.config/sunset/sunset.config.json > ~/.config/systemd/user/sunset.service
+WorkingDirectory= is the directory you run this from: relative paths in the config (stateDir,
+fleet.tasksDir, …) resolve from the working directory, for the service as for \`sunset verdict\`.
+Run \`sunset service print\` from the directory you run sunset commands from; better, use absolute
+(or ~) paths in the config.
+
+  --output FILE   write the unit to FILE (its folder created if need be) instead of stdout: whole,
+                  through a temp file renamed over it, and only once the config is valid — a bad
+                  config leaves FILE as it was
+
+Install it with:
+
+  sunset service print --config ~/.config/sunset/sunset.config.json --output ~/.config/systemd/user/sunset.service
   systemctl --user daemon-reload && systemctl --user enable --now sunset
 
-Exit codes: 0 printed, 2 bad usage or config.`,
-  options: {},
+Exit codes: 0 printed or written, 1 FILE could not be written, 2 bad usage or config.`,
+  options: { output: { type: 'string', short: 'o' } },
   allowPositionals: true,
   async run({ values, positionals }, io) {
     if (positionals.length !== 1 || positionals[0] !== 'print') throw new UsageError(`service takes one action: print\n\n${this.usage}`);
+    if (values.output !== undefined && !String(values.output).trim()) throw new UsageError(`--output takes a file\n\n${this.usage}`);
     const named = values.config ?? io.env.SUNSET_CONFIG;
     const implicit = resolve(io.cwd, 'sunset.config.json');
     const configFile = named ? resolve(io.cwd, named) : existsSync(implicit) ? implicit : null;
     const cfg = loadConfig({ file: configFile ?? undefined, cwd: io.cwd, env: { ...io.env, SUNSET_CONFIG: undefined } });
     const cli = realpathSync(fileURLToPath(new URL('../cli.js', import.meta.url)));
     const stopTimeoutS = Math.ceil((cfg.windows.exitConfirm + 2 * cfg.probeTimeout) / 1000) + 30;
-    io.out(systemdUnit({ node: process.execPath, cli, configFile, workingDirectory: configFile ? resolve(configFile, '..') : io.cwd, path: io.env.PATH, redisUrl: io.env.REDIS_URL, stopTimeoutS }).trimEnd());
+    const unit = systemdUnit({ node: process.execPath, cli, configFile, workingDirectory: io.cwd, path: io.env.PATH, redisUrl: io.env.REDIS_URL, stopTimeoutS }).trimEnd();
+    if (values.output !== undefined) {
+      const out = resolve(io.cwd, values.output);
+      try {
+        writeAtomically(out, unit + '\n');
+      } catch (err: any) {
+        io.err(`sunset service: cannot write ${out}: ${err.message}`);
+        return EXIT.failure;
+      }
+      io.err(`sunset service: wrote ${out}`);
+    } else io.out(unit);
     if (!configFile) io.err('sunset service: no config file given or found: the unit runs on the defaults (pass --config FILE to pin one)');
+    const rel = configFile ? relativePaths(configFile) : [];
+    if (rel.length) io.err(`sunset service: ${rel.join(', ')} ${rel.length > 1 ? 'are relative paths: they resolve' : 'is a relative path: it resolves'} from ${io.cwd}, the unit's WorkingDirectory; absolute paths would not depend on it`);
+    if (io.env.REDIS_URL) io.err(`sunset service: REDIS_URL from your environment is written into the unit (it overrides redisUrl)`);
     return EXIT.ok;
   },
 };
