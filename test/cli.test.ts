@@ -80,6 +80,22 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect(ctx.fleet.readTask('lane')).toEqual({ id: 'lane', state: 'awaiting-human', sessionId: busy.sessionId }); // the task is the Driver's
   });
 
+  it('sunset verdict ID, as another reaper asks it: 0 only for that session when eligible; after "--" an id is an id', async () => {
+    const cfg = ctx.fleet.writeConfig();
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: busy.sessionId });
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 49 * H }); // untasked past expireIdle: eligible
+    const code = async (...args: string[]) => (await sunsetCli(['verdict', '--config', cfg, ...args])).code;
+    expect(await code(idle.id)).toBe(0);
+    expect(await code('--', idle.id)).toBe(0);
+    expect(await code(busy.id)).toBe(3);
+    expect(await code('--', busy.id)).toBe(3); // "--" once made verdict judge the whole fleet and exit 0
+    expect(await code('--', 'no-such-session')).toBe(3);
+    expect(await code('--', '-h')).toBe(3); // an id, not the help
+    expect(await code('--', busy.id, idle.id)).toBe(2);
+    expect((await sunsetCli(['report', '--config', cfg, '--', 'x'])).code).toBe(2); // a verb without ids takes nothing after "--"
+  });
+
   it('sunset report: lanes awaiting a human, oldest first, with the memory they hold', async () => {
     const cfg = ctx.fleet.writeConfig();
     const a = await ctx.fleet.spawnBackground();

@@ -23,6 +23,7 @@ cap-reached alarm (at most one an hour), exit 75.
 Exit codes: the command's own; 75 cap reached; 1 roster or Redis failed (not started);
 2 bad usage; 127 / 126 the command cannot be found / run.`,
   options: { wait: { type: 'boolean' }, timeout: { type: 'string' } },
+  takesCommand: true,
   async run({ values, rest }, io) {
     if (!rest.length) throw new UsageError(`no command given: put it after "--"\n\n${this.usage}`);
     let timeoutMs: number | null = null;

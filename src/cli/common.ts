@@ -21,6 +21,8 @@ export interface Command {
   usage: string;
   options: NonNullable<ParseArgsConfig['options']>;
   allowPositionals?: boolean;
+  /** What follows `--` is a command to run (admit), kept apart as `rest`; for every other verb it is more positionals. */
+  takesCommand?: boolean;
   run(args: { values: Record<string, any>; positionals: string[]; rest: string[] }, io: Io): Promise<number>;
 }
 
@@ -33,6 +35,7 @@ export function parse(cmd: Command, argv: string[]) {
   const dd = argv.indexOf('--');
   const mine = dd >= 0 ? argv.slice(0, dd) : argv;
   const rest = dd >= 0 ? argv.slice(dd + 1) : [];
+  let parsed: { values: Record<string, any>; positionals: string[] };
   try {
     const { values, positionals } = parseArgs({
       args: mine,
@@ -40,11 +43,15 @@ export function parse(cmd: Command, argv: string[]) {
       allowPositionals: cmd.allowPositionals ?? false,
       strict: true,
     });
-    return { values: values as Record<string, any>, positionals, rest };
+    parsed = { values: values as Record<string, any>, positionals };
   } catch (err: any) {
     const msg = String(err.message).replace(/^TypeError \[[A-Z_]+\]: /, '').replace(/\. To specify a positional argument.*$/s, '');
     throw new UsageError(`${msg}\n\n${cmd.usage}`);
   }
+  if (cmd.takesCommand) return { ...parsed, rest };
+  // `verdict -- -h`: after "--" an id that looks like an option is still an id, never a flag
+  if (rest.length && !cmd.allowPositionals) throw new UsageError(`takes no arguments (found ${JSON.stringify(rest.join(' '))} after "--")\n\n${cmd.usage}`);
+  return { ...parsed, positionals: [...parsed.positionals, ...rest], rest: [] as string[] };
 }
 
 export function config(values: Record<string, any>, io: Io): Config {
