@@ -43,6 +43,8 @@ export class Producer<S extends z.ZodType> {
     connection: ConnectionOptions,
   ) {
     this.queue = new Queue(queueName(def.base, host), { connection, prefix: PREFIX, defaultJobOptions: def.retention });
+    // a Redis outage is reported by the call that fails, or by `sunset up`'s own listener — never as a stack per reconnect
+    this.queue.on('error', () => undefined);
   }
   get name() {
     return this.queue.name;

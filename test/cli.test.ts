@@ -48,6 +48,15 @@ describe('usage and config errors', () => {
   });
 });
 
+describe('sunset exit with Redis down', () => {
+  it('says so at once (exit 1), with no stack traces, and queues nothing', async () => {
+    const r = await runCli(['exit', 'some-id', '--reason', 'x'], { timeoutMs: 30_000, env: { ...process.env, REDIS_URL: 'redis://127.0.0.1:1', SUNSET_CONFIG: '' } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not queuing: cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
+    expect(r.stderr).not.toMatch(/ECONNREFUSED|at TCPConnectWrap/);
+  });
+});
+
 describe('sunset exit, report, alarms on a test fleet', () => {
   const ctx = useFleet();
 

@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import { QueueEvents } from 'bullmq';
 import { createDeps, closeProducers, redisLinkOf } from '../pipeline.js';
+import { unreachable } from '../redis.js';
 import { requestPersonExit } from '../person-exit.js';
 import { createLogger } from '../log.js';
 import { PREFIX } from '../../queues/common.js';
@@ -30,6 +31,13 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
     const id = positionals[0];
     const cfg = config(values, io);
     const log = createLogger(cfg.log.level === 'info' ? 'warn' : cfg.log.level);
+    // a one-shot command: a Redis that is not there is said now, not waited out as `sunset up` does
+    const down = await unreachable(cfg, Math.max(2000, cfg.probeTimeout));
+    if (down) {
+      if (values.json) io.out(JSON.stringify({ status: 'redis-unreachable', error: down }, null, 2));
+      io.err(`sunset exit: not queuing: ${down}`);
+      return EXIT.failure;
+    }
     const deps = createDeps(cfg, { log });
     const by = safeUser();
     try {
