@@ -53,14 +53,24 @@ const fleetSchema = z.strictObject({
 
 export const configSchema = z.strictObject({
   host: z.string().regex(/^[A-Za-z0-9._-]+$/, 'takes a host name of letters, digits, ".", "_" and "-"').default(() => safeHost()),
-  redisUrl: z.string().min(1).refine((u) => redisUrlProblem(u) === null, { message: 'takes a URL such as "redis://127.0.0.1:6379", "redis://:password@host:6379/2" or "rediss://…"' }).default('redis://127.0.0.1:6379'),
+  redisUrl: z
+    .string()
+    .min(1)
+    .superRefine((u, ctx) => {
+      const bad = redisUrlProblem(u);
+      if (bad) ctx.addIssue({ code: 'custom', message: `takes a URL such as "redis://127.0.0.1:6379", "redis://:password@host:6379/2" or "rediss://…"; this one ${bad}` });
+    })
+    .default('redis://127.0.0.1:6379'),
   /** A Redis Cluster's seed nodes (`host:port` or `redis://[user:pass@]host:port`); when set, redisUrl is not used. null = one server. */
   redisCluster: z
     .array(
       z
         .string()
         .regex(/^(rediss?:\/\/([^@/]*@)?)?(\[[0-9A-Fa-f:.]+\]|[^\s/:@[\]]+):\d{1,5}\/?$/, 'takes node addresses such as "127.0.0.1:7000" or "redis://10.0.0.5:7000": a host and a port, no database')
-        .refine((a) => validPort(Number(/:(\d{1,5})\/?$/.exec(a)?.[1])), { message: 'takes node addresses whose port is 1–65535' }),
+        .superRefine((a, ctx) => {
+          const port = /:(\d{1,5})\/?$/.exec(a)?.[1];
+          if (port !== undefined && !validPort(Number(port))) ctx.addIssue({ code: 'custom', message: `takes node addresses whose port is 1–65535 (found ${JSON.stringify(a)})` });
+        }),
     )
     .min(1, 'takes at least one node address, or null for one server (redisUrl)')
     .nullable()
