@@ -143,7 +143,10 @@ export async function judgeTask(deps: PipelineDeps, task: Task, maxAgeMs = 1000)
   const now = deps.now();
   const recheck = now + deps.config.windows.recheck;
   if (!task.sessionId) return { kind: 'ended', why: 'no-session' };
-  const snap = await deps.fleet(maxAgeMs);
+  // evidence gathered before the grace window ended can only say grace-pending again (and defer the job to a
+  // moment already past, over and over): ask for a sweep that started after it ended
+  const graceEnd = task.releasedAt ? Date.parse(task.releasedAt) + deps.config.windows.grace : NaN;
+  const snap = await deps.fleet(graceEnd > now - maxAgeMs ? Math.max(0, now - graceEnd) : maxAgeMs);
   if (!snap.roster.ok) return { kind: 'later', at: recheck, why: 'roster probe failed' };
   const view = sessionFor(snap, task.sessionId);
   if (!view) return { kind: 'ended', why: 'absent from the roster' };
@@ -157,8 +160,7 @@ export async function judgeTask(deps: PipelineDeps, task: Task, maxAgeMs = 1000)
     const ending = view.reasons.filter((r) => CHAIN_ENDING.has(r));
     if (ending.length) return { kind: 'ended', why: ending.join(','), view };
     const onlyGrace = view.reasons.every((r: Reason) => r === 'grace-pending');
-    const graceEnd = task.releasedAt ? Date.parse(task.releasedAt) + deps.config.windows.grace : recheck;
-    return { kind: 'later', at: onlyGrace ? graceEnd : recheck, why: view.reasons.join(','), view };
+    return { kind: 'later', at: onlyGrace && Number.isFinite(graceEnd) ? graceEnd : recheck, why: view.reasons.join(','), view };
   }
   return { kind: 'eligible', view };
 }

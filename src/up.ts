@@ -73,7 +73,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       workers.push(worker);
     };
     add(producers.terminal, createReleaseProcessor(deps), { concurrency: 32 });
-    add(producers.ask, createAskProcessor(deps), { concurrency: 64 }); // asks share one sweep: many at once cost one
+    add(producers.ask, createAskProcessor(deps), { concurrency: 256 }); // asks share one sweep: many at once cost one
     add(producers.retry, createRetryProcessor(deps), { concurrency: 8 });
     const per = config.exitRate.per;
     add(producers.exit, createExitProcessor(deps, o.exitImpl), {
