@@ -11,10 +11,15 @@ export type PersonExitResult =
   | { status: 'unknown-id' }
   | { status: 'roster-failed'; error: string }
   | { status: 'needs-reason' }
-  | { status: 'refused'; view: SessionView; reasons: string[]; overridable: boolean };
+  | { status: 'refused'; view: SessionView; reasons: string[]; overridable: boolean }
+  | { status: 'not-queued'; view: SessionView; error: string };
 
 
-export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
+/**
+ * `o.canQueue`, when given, is asked just before anything is written or queued (a one-shot CLI checks that
+ * Redis answers): an error there is `not-queued`, after the refusals, which never depend on Redis.
+ */
+export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean; canQueue?: () => Promise<string | null> }): Promise<PersonExitResult> {
   const snap = await deps.fleet(0);
   if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
   const rows = snap.sessions.filter((s) => s.id === id || s.sessionId === id);
@@ -26,6 +31,8 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   if (view.verdict === 'protected' && !o.override) return { status: 'refused', view, reasons: view.reasons, overridable: true };
   // overriding a protection is a person's decision: it is audited with why, so it must say why
   if (view.verdict === 'protected' && !o.why.trim()) return { status: 'needs-reason' };
+  const cannot = await o.canQueue?.();
+  if (cannot) return { status: 'not-queued', view, error: cannot };
   o = { ...o, why: o.why.trim() || '(no reason given)' };
   const at = deps.now();
   const jobId = personExitId(view.sessionId, at);

@@ -153,14 +153,16 @@ export function redisLink(t: RedisTarget): RedisLink {
 /** Can this target be reached within ms? null when it answers PING, else what went wrong (for one-shot commands). */
 export async function unreachable(t: RedisTarget, ms = 5000): Promise<string | null> {
   const c = createRedisClient(t, { maxRetriesPerRequest: 1, connectTimeout: ms, reconnectTries: 1, lazyConnect: true });
-  c.on('error', () => undefined); // the answer below says it
+  let cause: Error | null = null;
+  c.on('error', (err: Error) => (cause = err)); // the answer below says it
   let timer: NodeJS.Timeout | undefined;
   try {
     const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
     await Promise.race([c.ping(), late]);
     return null;
   } catch (err: any) {
-    return `cannot reach Redis at ${redisWhere(t)} (${err?.message ?? err})`;
+    // "Connection is closed." is how ioredis gives up; the connection's own error says why
+    return `cannot reach Redis at ${redisWhere(t)} (${(cause as Error | null)?.message ?? err?.message ?? err})`;
   } finally {
     clearTimeout(timer);
     c.disconnect();

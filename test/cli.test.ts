@@ -48,14 +48,6 @@ describe('usage and config errors', () => {
   });
 });
 
-describe('sunset exit with Redis down', () => {
-  it('says so at once (exit 1), with no stack traces, and queues nothing', async () => {
-    const r = await runCli(['exit', 'some-id', '--reason', 'x'], { timeoutMs: 30_000, env: { ...process.env, REDIS_URL: 'redis://127.0.0.1:1', SUNSET_CONFIG: '' } });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/not queuing: cannot reach Redis at redis:\/\/127\.0\.0\.1:1/);
-    expect(r.stderr).not.toMatch(/ECONNREFUSED|at TCPConnectWrap/);
-  });
-});
 
 describe('sunset exit, report, alarms on a test fleet', () => {
   const ctx = useFleet();
@@ -103,6 +95,20 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect(await code('--', '-h')).toBe(3); // an id, not the help
     expect(await code('--', busy.id, idle.id)).toBe(2);
     expect((await sunsetCli(['report', '--config', cfg, '--', 'x'])).code).toBe(2); // a verb without ids takes nothing after "--"
+  });
+
+  it('sunset exit with Redis down: refusals as ever (they never need Redis); an exit it would queue says so at once (exit 1), no stack traces', async () => {
+    const cfg = ctx.fleet.writeConfig();
+    const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 49 * H });
+    const down = (...args: string[]) => runCli(['exit', '--config', cfg, '--reason', 'x', ...args], { timeoutMs: 30_000, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    expect((await down(busy.id)).code).toBe(3);
+    expect((await down('no-such-session')).code).toBe(2);
+    const r = await down(idle.id);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/not queuing: cannot reach Redis at redis:\/\/127\.0\.0\.1:1 \(connect ECONNREFUSED/);
+    expect(r.stderr).not.toMatch(/at TCPConnectWrap/);
+    expect(ctx.fleet.ended(idle)).toEqual([]);
   });
 
   it('sunset report: lanes awaiting a human, oldest first, with the memory they hold', async () => {

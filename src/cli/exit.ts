@@ -31,17 +31,12 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
     const id = positionals[0];
     const cfg = config(values, io);
     const log = createLogger(cfg.log.level === 'info' ? 'warn' : cfg.log.level);
-    // a one-shot command: a Redis that is not there is said now, not waited out as `sunset up` does
-    const down = await unreachable(cfg, Math.max(2000, cfg.probeTimeout));
-    if (down) {
-      if (values.json) io.out(JSON.stringify({ status: 'redis-unreachable', error: down }, null, 2));
-      io.err(`sunset exit: not queuing: ${down}`);
-      return EXIT.failure;
-    }
     const deps = createDeps(cfg, { log });
     const by = safeUser();
     try {
-      const r = await requestPersonExit(deps, id, { why: values.reason ?? '', by, override: Boolean(values['override-protection']) });
+      // a one-shot command: a Redis that is not there is said at once, not waited out as `sunset up` does
+      const canQueue = () => unreachable(cfg, Math.max(2000, cfg.probeTimeout));
+      const r = await requestPersonExit(deps, id, { why: values.reason ?? '', by, override: Boolean(values['override-protection']), canQueue });
       const print = (o: object) => values.json && io.out(JSON.stringify(o, null, 2));
       if (r.status === 'needs-reason') {
         print({ status: r.status });
@@ -57,6 +52,11 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
         print({ status: r.status });
         io.err(`sunset exit: no roster row has id or sessionId ${JSON.stringify(id)}`);
         return EXIT.usage;
+      }
+      if (r.status === 'not-queued') {
+        print({ status: r.status, id: r.view.id, error: r.error });
+        io.err(`sunset exit: not queuing: ${r.error}`);
+        return EXIT.failure;
       }
       if (r.status === 'refused') {
         print({ status: r.status, id: r.view.id, verdict: r.view.verdict, reasons: r.reasons, overridable: r.overridable });

@@ -167,7 +167,8 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
       case 'unknown-id':
         return reply.code(404).send({ status: 'unknown-id', error: `no roster row has id or sessionId ${JSON.stringify(id)}` });
       case 'roster-failed':
-        return reply.code(503).send({ status: 'roster-failed', error: r.error });
+      case 'not-queued':
+        return reply.code(503).send({ status: r.status, error: r.error });
       case 'refused':
         return reply.code(409).send({
           status: 'refused',
