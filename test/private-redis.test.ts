@@ -20,7 +20,6 @@ async function ping(url: string): Promise<string | null> {
 describe('startPrivateRedis', () => {
   it('refuses a port another redis-server answers on, and leaves that server alone', async () => {
     const other = await ownRedis();
-    await other.start();
     try {
       await expect(startPrivateRedis(other.port)).rejects.toThrow(/another redis-server/);
       expect(await ping(other.url)).toBe('PONG');
