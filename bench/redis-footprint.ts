@@ -265,10 +265,10 @@ function syntheticFleet(config: Config, active: Set<string>) {
         invalidTasks: [],
       };
       const facts: SessionFacts = { id: t.sessionId!, sessionId: t.sessionId!, kind: 'background', pid: process.pid, evidence };
-      const row = { id: t.sessionId!, sessionId: t.sessionId!, kind: 'background' as const, pid: process.pid, state: 'running', status: 'idle' as const, cwd: null, startedAt: null, attached: false, raw: {} };
-      return { ...facts, ...decide(facts, policy, now), row, live: true, taskId: t.id, taskState: t.state, rssBytes: null, procStartMs: null };
+      const row = { id: t.sessionId!, sessionId: t.sessionId!, name: null, kind: 'background' as const, pid: process.pid, state: 'running', status: 'idle' as const, waitingFor: null, cwd: null, startedAt: null, attached: false, raw: {} };
+      return { ...facts, ...decide(facts, policy, now), row, label: t.sessionId!, name: null, live: true, taskId: t.id, taskState: t.state, rssBytes: null, procStartMs: null };
     });
-    const snap: FleetSnapshot = { at: now, host: config.host, roster: { ok: true }, sessions, tasks, invalidTasks: [], problems: [], probeErrors: {} };
+    const snap: FleetSnapshot = { at: now, host: config.host, roster: { ok: true }, sessions, tasks, invalidTasks: [], problems: [], probeErrors: {}, overhead: null, agentViews: 0 };
     last = { at: now, version: at, snap };
     return snap;
   };

@@ -283,7 +283,7 @@ export interface Look {
 
 /** The leases a snapshot shows (their sessions are on the roster, so counted already as rows). */
 export function shownBy(snap: FleetSnapshot, leases: Lease[]): Set<string> {
-  const pids = snap.sessions.filter((s) => holdsSlot(s)).map((s) => s.pid!);
+  const pids = snap.sessions.filter((s) => holdsSlot(s) && s.pid !== null).map((s) => s.pid!);
   return leasesShown(leases, pids, procAncestry);
 }
 

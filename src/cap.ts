@@ -3,9 +3,12 @@
 // snapshot: `sunset cap` and `sunset admit` both count with countCap, so they cannot disagree.
 import type { FleetSnapshot, SessionView } from './fleet.js';
 import { laneOf } from './report.js';
+import { holdsProcess } from './identity.js';
 
 export interface Leaving {
-  id: string;
+  /** The short id (background), null for an interactive session; label is what people read. */
+  id: string | null;
+  label: string;
   sessionId: string;
   /** The task whose chain is asking it to leave; null for an untasked session expire is requesting. */
   taskId: string | null;
@@ -19,7 +22,8 @@ export interface Leaving {
 }
 
 export interface HeldLane {
-  id: string;
+  id: string | null;
+  label: string;
   sessionId: string;
   taskId: string | null;
   rssBytes: number | null;
@@ -37,15 +41,15 @@ export interface CapCount {
   awaitingHuman: HeldLane[];
 }
 
-/** Does this row hold a slot? A pid that lives, or whose liveness is unknown. */
-export function holdsSlot(s: Pick<SessionView, 'pid' | 'live'>): boolean {
-  return s.pid !== null && s.live !== false;
+/** Does this row hold a slot? A pid that lives, or whose liveness is unknown, or a session starting (no pid yet). */
+export function holdsSlot(s: Pick<SessionView, 'pid' | 'live' | 'starting'>): boolean {
+  return holdsProcess(s);
 }
 
 export function countCap(snap: Pick<FleetSnapshot, 'sessions'>, ceiling: number): CapCount {
   const out: CapCount = { ceiling, live: 0, liveUnknown: 0, records: 0, gone: 0, leaving: [], awaitingHuman: [] };
   for (const s of snap.sessions) {
-    if (s.pid === null) {
+    if (s.pid === null && !s.starting) {
       out.records++;
       continue;
     }
@@ -57,7 +61,7 @@ export function countCap(snap: Pick<FleetSnapshot, 'sessions'>, ceiling: number)
     if (s.live === null) out.liveUnknown++;
     const leaving = leavingOf(s);
     if (leaving) out.leaving.push(leaving);
-    if (laneOf(s) === 'awaiting-human') out.awaitingHuman.push({ id: s.id, sessionId: s.sessionId, taskId: s.taskId, rssBytes: s.rssBytes });
+    if (laneOf(s) === 'awaiting-human') out.awaitingHuman.push({ id: s.id, label: s.label, sessionId: s.sessionId, taskId: s.taskId, rssBytes: s.rssBytes });
   }
   return out;
 }
@@ -65,7 +69,7 @@ export function countCap(snap: Pick<FleetSnapshot, 'sessions'>, ceiling: number)
 /** On its way out: its task is terminal, asked or requested, not yet exited or given up — or expire is requesting it. */
 export function leavingOf(s: SessionView): Leaving | null {
   const e = s.evidence;
-  const base = { id: s.id, sessionId: s.sessionId, rssBytes: s.rssBytes };
+  const base = { id: s.id, label: s.label, sessionId: s.sessionId, rssBytes: s.rssBytes };
   if (e.openTasks.length || e.invalidTasks.length) return null;
   const t = e.task;
   if (t) {

@@ -32,6 +32,8 @@ const windowsSchema = z.strictObject({
   recheck: duration.default(5 * 60_000),
   reapAfter: duration.default(10 * 60_000),
   admitLease: duration.default(60_000),
+  /** A pid-less background row this young is a session starting (`claude --bg` shows no pid for about a second), not a record. */
+  starting: duration.default(3_000),
   /** How often the producers take a fleet census into stateDir/samples.jsonl (src/sampler.ts); 0 = never. */
   sampleEvery: duration.default(5 * 60_000),
 });
@@ -42,6 +44,8 @@ const fleetSchema = z.strictObject({
   tasksDir: path.default('~/.claude/jobs/tasks'),
   inboxDir: path.default('~/.claude/jobs/inbox'),
   projectsDir: path.default('~/.claude/projects'),
+  /** Claude Code's own folder: jobs/<id>/state.json, jobs/pins.json (docs/claude-code.md). null = read none of it. */
+  claudeDir: path.nullable().default('~/.claude'),
   tmuxSocket: z.string().min(1).nullable().default(null),
   attachArgv: argv.default(['claude', 'attach']),
   releaseCommand: argv.nullable().default(null),
@@ -145,6 +149,7 @@ export function parseConfig(input: unknown, opts: { cwd?: string; env?: NodeJS.P
   c.fleet.tasksDir = expandHome(c.fleet.tasksDir, cwd);
   c.fleet.inboxDir = expandHome(c.fleet.inboxDir, cwd);
   c.fleet.projectsDir = expandHome(c.fleet.projectsDir, cwd);
+  if (c.fleet.claudeDir !== null) c.fleet.claudeDir = expandHome(c.fleet.claudeDir, cwd);
   if (c.fleet.tmuxSocket?.startsWith('~')) c.fleet.tmuxSocket = expandHome(c.fleet.tmuxSocket, cwd);
   c.hooks.dir = c.hooks.dir === null ? resolve(c.stateDir, 'hooks') : expandHome(c.hooks.dir, cwd);
   return c;

@@ -266,7 +266,7 @@ async function summary(out: (s: string) => void, running: Running, fleet: Fleet,
   out(`memory given back: ${formatBytes(freed)}`);
   out(`protected now:`);
   for (const s of snap.sessions.filter((x) => x.verdict === 'protected')) {
-    out(`  ${(cast.names.get(s.sessionId) ?? s.id).padEnd(20)} ${s.reasons.map((r) => `${r} (${REASONS[r]})`).join('; ')}`);
+    out(`  ${(cast.names.get(s.sessionId) ?? s.label).padEnd(20)} ${s.reasons.map((r) => `${r} (${REASONS[r]})`).join('; ')}`);
   }
   out(`roster records without a pid (never acted on): ${snap.sessions.filter((x) => x.verdict === 'record').length} — 3 from the start, the rest are sessions that left`);
   const alarms = new Alarms(deps.config).list();

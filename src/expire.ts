@@ -9,7 +9,8 @@ import type { SessionView } from './fleet.js';
 import { readExit } from './ledger.js';
 
 export interface ExpireLine {
-  id: string;
+  id: string | null;
+  label: string;
   sessionId: string;
   action: 'enqueued' | 'would-enqueue' | 'gave-up' | 'would-give-up' | 'waiting' | 'spared';
   n?: number;
@@ -45,7 +46,7 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
     if (s.pid === null || s.live === false) continue;
     const untasked = !s.evidence.task && !s.evidence.openTasks.length && !s.evidence.invalidTasks.length;
     if (!untasked) continue;
-    const base = { id: s.id, sessionId: s.sessionId, silenceMs: s.evidence.silenceMs };
+    const base = { id: s.id, label: s.label, sessionId: s.sessionId, silenceMs: s.evidence.silenceMs };
     if (s.verdict !== 'eligible' || !s.next || s.live !== true) {
       lines.push({ ...base, action: 'spared', reasons: s.reasons });
       continue;
@@ -66,7 +67,7 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       if (pace.reenqueue && !dry) {
         // latched but never enqueued (a crash in between), or lost with a Redis flush: the same job again
         await deps.producers.exit.add(prevId!, { reason: 'expire', sessionId: s.sessionId, expireKey: key, n: n - 1 });
-        deps.log.info({ event: 'expire:re-enqueued', id: s.id, sessionId: s.sessionId, n: n - 1 }, `expire: exit request ${n - 1} for ${s.id} enqueued again`);
+        deps.log.info({ event: 'expire:re-enqueued', id: s.id, sessionId: s.sessionId, n: n - 1 }, `expire: exit request ${n - 1} for ${s.label} enqueued again`);
       }
       lines.push({ ...base, action: 'waiting', n: n <= deps.config.maxExitRequests ? n : undefined });
       continue;
@@ -79,7 +80,7 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       updateExpireFacts(deps.config.stateDir, key, { requests: n, lastRequestAt: iso }); // latch, then enqueue
       await deps.producers.exit.add(expireExitId(s.sessionId, start, n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n });
       deps.audit({ event: 'expire:request', sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) });
-      deps.log.info({ event: 'expire:requested', id: s.id, sessionId: s.sessionId, n }, `expire: exit request ${n} for untasked session ${s.id}`);
+      deps.log.info({ event: 'expire:requested', id: s.id, sessionId: s.sessionId, n }, `expire: exit request ${n} for untasked session ${s.label}`);
       lines.push({ ...base, action: 'enqueued', n });
     } else {
       if (dry) {
@@ -114,6 +115,6 @@ async function raiseWillNotExit(deps: PipelineDeps, s: SessionView, key: string)
     id: s.id,
     pid: s.pid,
     rssBytes: s.rssBytes,
-    message: `untasked session ${s.id} was requested to exit ${deps.config.maxExitRequests} times by expire and is still running; a person decides now`,
+    message: `untasked session ${s.label} was requested to exit ${deps.config.maxExitRequests} times by expire and is still running; a person decides now`,
   });
 }

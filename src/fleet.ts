@@ -3,8 +3,9 @@
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from './config.js';
-import { readRoster, type RosterRow } from './roster.js';
-import { attachedIds, liveness, readProcTable, treeRss, isInTree, type ProcTable } from './proc.js';
+import { labelOf, readRoster, type RosterRow } from './roster.js';
+import { attachedTo, claudeNames, findClients, liveness, pidsRss, readProcTable, isInTree, type ProcTable } from './proc.js';
+import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
 import { listPanes, type Pane } from './tmux.js';
 import { readTasks, type Task, type InvalidTask } from './tasks.js';
 import { hookFacts, hooksDir } from './hooks.js';
@@ -15,6 +16,9 @@ export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
 
 export interface SessionView extends SessionFacts, Decision {
   row: RosterRow;
+  /** What people read: the short id, else the first 8 characters of the sessionId. */
+  label: string;
+  name: string | null;
   live: boolean | null;
   taskId: string | null;
   taskState: string | null;
@@ -33,6 +37,10 @@ export interface FleetSnapshot {
   /** Things a person should hear about: invalid task files, skipped roster rows, failed probes. */
   problems: string[];
   probeErrors: Record<string, string>;
+  /** What the fleet holds beside its sessions (the daemon, warm spares, people's clients); null when /proc could not be read or RSS was not asked for. */
+  overhead: Overhead | null;
+  /** Open agent views (`claude agents` TUIs): while one is open every background session may be on a person's screen. */
+  agentViews: number;
 }
 
 export interface GatherOptions {
@@ -56,12 +64,13 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
 
   // the sweep's time is taken before any evidence is read: silences and windows are never overstated
   const at = now();
-  const [roster, panes, table, tasks, transcripts] = await Promise.all([
+  const [roster, panes, table, tasks, transcripts, pins] = await Promise.all([
     readRoster(f.rosterCommand, config.probeTimeout),
     listPanes(f.tmuxSocket, config.probeTimeout),
     readProcTable().catch((err: Error) => err),
     readTasks(f.tasksDir),
     indexTranscripts(f.projectsDir),
+    f.claudeDir === null ? null : readPins(f.claudeDir),
   ]);
 
   if (!roster.ok) {
@@ -75,15 +84,18 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   if (tasks.ok && tasks.missing) problems.push(missingTasksDir(f.tasksDir));
   const invalid = tasks.ok ? tasks.invalid : [];
   for (const bad of invalid) problems.push(`task file ${bad.file} is invalid and was left untouched: ${bad.problem}`);
-  for (const k of ['tmux', 'proc', 'tasks', 'projects']) if (probeErrors[k]) problems.push(probeErrors[k]);
-
-  const base = { at, host: config.host, tasks: tasks.ok ? tasks.tasks : [], invalidTasks: invalid, problems, probeErrors };
-  // A roster that failed makes every row unknown: there is nothing to judge (DESIGN §4).
-  if (!roster.ok) return { ...base, roster: { ok: false, error: roster.error }, sessions: [] };
+  if (pins && !pins.ok) probeErrors.pins = pins.error;
+  for (const k of ['tmux', 'proc', 'tasks', 'projects', 'pins']) if (probeErrors[k]) problems.push(probeErrors[k]);
 
   const procs = table instanceof Error ? null : table;
-  const attached = procs ? attachedIds(procs, f.attachArgv) : null;
+  const cliNames = claudeNames(f.claudeCommand, f.attachArgv);
+  const clients = procs ? findClients(procs, cliNames, f.attachArgv) : null;
+  const agentViews = clients?.agentViews.length ?? 0;
+  const base = { at, host: config.host, tasks: tasks.ok ? tasks.tasks : [], invalidTasks: invalid, problems, probeErrors, overhead: null, agentViews };
+  // A roster that failed makes every row unknown: there is nothing to judge (DESIGN §4).
+  if (!roster.ok) return { ...base, roster: { ok: false, error: roster.error }, sessions: [] };
   const byTask = indexTasks(tasks.ok ? tasks.tasks : []);
+  const counted = new Set<number>(); // every pid some session's memory holds
   const policy = policyFrom(config);
   // Claude Code hook events (optional evidence, docs/hooks.md): one readdir, then only the files of live rows.
   const hookDir = hooksDir(config);
@@ -95,6 +107,9 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       let live: boolean | null = null;
       let liveWhy: string | undefined;
       let procStartMs: number | null = null;
+      // a new `claude --bg` shows no pid for about a second: starting, not a record (it holds a slot, and no chain ends on it)
+      const startedMs = row.startedAt ? Date.parse(row.startedAt) : NaN;
+      const starting = row.pid === null && row.kind !== 'interactive' && at - startedMs < config.windows.starting && at - startedMs > -config.windows.starting;
       if (row.pid === null) live = false;
       else if (procs) {
         const l = liveness(procs, row.pid, row.startedAt);
@@ -107,6 +122,8 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         live,
         ...(liveWhy ? { liveWhy } : {}),
         status: row.status,
+        ...(row.waitingFor ? { waitingFor: row.waitingFor } : {}),
+        rosterState: row.state,
         silenceMs: null,
         attached: null,
         inboxPending: null,
@@ -116,13 +133,15 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         invalidTasks: [],
       };
       const view = (): SessionView => {
-        const facts: SessionFacts = { id: row.id, sessionId: row.sessionId, kind: row.kind, pid: row.pid, evidence };
+        const facts: SessionFacts = { id: row.id, sessionId: row.sessionId, kind: row.kind, pid: row.pid, evidence, ...(starting ? { starting } : {}) };
         const d = decide(facts, policy, at);
         return {
           ...facts,
           ...d,
           row,
-          live: row.pid === null ? false : live,
+          label: labelOf(row),
+          name: row.name,
+          live: row.pid === null ? (starting ? null : false) : live,
           taskId: evidence.task?.id ?? null,
           taskState: evidence.task?.state ?? null,
           rssBytes: null,
@@ -134,7 +153,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
 
       // Tasks
       if (!tasks.ok) failures.push('tasks');
-      const named = [...new Set([...(byTask.get(row.sessionId) ?? []), ...(byTask.get(row.id) ?? [])])];
+      const named = [...new Set([...(byTask.get(row.sessionId) ?? []), ...(row.id === null ? [] : (byTask.get(row.id) ?? []))])];
       const open = named.filter((t) => !t.terminal);
       evidence.openTasks = open.map((t) => t.id);
       const terminal = named.filter((t) => t.terminal).sort((a, b) => b.orderKey - a.orderKey || (a.id < b.id ? 1 : -1));
@@ -170,9 +189,17 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       } else if (row.attached !== null) {
         evidence.attached = row.attached;
         evidence.attachedBy = 'roster';
-      } else if (attached) {
-        evidence.attached = attached.has(row.id) || attached.has(row.sessionId);
-        evidence.attachedBy = 'proc';
+      } else if (clients) {
+        const by = attachedTo(clients.attach, row);
+        evidence.attached = by.length > 0;
+        evidence.attachedBy = by.length ? `claude attach (pid ${by.join(', ')})` : 'proc';
+      }
+      if (row.kind !== 'interactive' && agentViews) evidence.agentViews = agentViews;
+
+      // Claude Code's own files: the job's state (in flight, blocked and what it asks), a person's pin
+      if (row.kind !== 'interactive' && f.claudeDir !== null) {
+        evidence.job = row.id === null ? null : await readJobState(f.claudeDir, row.id);
+        evidence.pinned = pins && pins.ok ? row.id !== null && pins.pins.has(row.id) : null;
       }
 
       // Inbox
@@ -189,11 +216,16 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         evidence.expire = opts.expireFacts(row, procStartMs);
       }
       const v = view();
-      if (opts.rss !== false && procs) v.rssBytes = await treeRss(procs, row.pid);
+      if (opts.rss !== false && procs && procs.procs.has(row.pid)) {
+        const pids = sessionPids(procs, row.pid, row.kind, cliNames);
+        for (const p of pids) counted.add(p);
+        v.rssBytes = pidsRss(pids);
+      }
       return v;
     }),
   );
-  return { ...base, roster: { ok: true }, sessions };
+  const overhead = opts.rss !== false && procs ? fleetOverhead(procs, counted, cliNames) : null;
+  return { ...base, roster: { ok: true }, sessions, overhead };
 }
 
 function taskFacts(t: Task): TaskFacts {
@@ -215,9 +247,9 @@ function indexTasks(tasks: Task[]): Map<string, Task[]> {
 
 /** Does an invalid task file name this session: in its parsed fields, or anywhere in its bytes? */
 function names(bad: InvalidTask, row: RosterRow): boolean {
-  if (bad.parsed) return bad.sessionIds.includes(row.sessionId) || bad.sessionIds.includes(row.id);
+  if (bad.parsed) return bad.sessionIds.includes(row.sessionId) || (row.id !== null && bad.sessionIds.includes(row.id));
   if (bad.text === null) return false;
-  return bad.text.includes(row.sessionId) || (row.id.length >= 4 && bad.text.includes(row.id));
+  return bad.text.includes(row.sessionId) || (row.id !== null && row.id.length >= 4 && bad.text.includes(row.id));
 }
 
 /** The pane whose process tree holds the pid (the pane's own process, or an ancestor of the pid). */
@@ -278,6 +310,8 @@ export function sessionJson(s: SessionView) {
   return {
     id: s.id,
     sessionId: s.sessionId,
+    label: s.label,
+    name: s.name,
     kind: s.kind,
     pid: s.pid,
     live: s.live,
@@ -285,6 +319,7 @@ export function sessionJson(s: SessionView) {
     taskState: s.taskState,
     verdict: s.verdict,
     reasons: s.reasons,
+    notes: s.notes,
     next: s.next,
     evidence: s.evidence,
     rssBytes: s.live ? s.rssBytes : null,
@@ -297,6 +332,8 @@ export function snapshotJson(f: FleetSnapshot) {
     host: f.host,
     ...(f.roster.ok ? {} : { error: f.roster.error }),
     sessions: f.sessions.map(sessionJson),
+    ...(f.agentViews ? { agentViews: f.agentViews } : {}),
+    overhead: f.overhead,
     problems: f.problems,
   };
 }

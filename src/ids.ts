@@ -20,9 +20,9 @@ export function unsafeSegment(s: string): string | null {
   return null;
 }
 
-/** Why this roster row's ids cannot be used safely, or null. */
-export function unsafeSession(id: string, sessionId: string): string | null {
-  const a = unsafeId(id);
+/** Why this roster row's ids cannot be used safely, or null. `id` is null for a session that has none (interactive). */
+export function unsafeSession(id: string | null, sessionId: string): string | null {
+  const a = id === null ? null : unsafeId(id);
   if (a) return `id ${JSON.stringify(id)}: ${a}`;
   const b = unsafeSegment(sessionId);
   return b ? `session id ${JSON.stringify(sessionId)}: ${b}` : null;

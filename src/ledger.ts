@@ -10,7 +10,10 @@ export interface ExitRecord {
   reason: 'request' | 'expire' | 'person';
   taskId?: string;
   sessionId: string;
-  id?: string;
+  /** The short id (background sessions); null for an interactive one. */
+  id?: string | null;
+  /** What people read: the short id, else the sessionId's first 8 characters. */
+  label?: string;
   kind?: string;
   cwd?: string | null;
   n?: number;

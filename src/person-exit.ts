@@ -5,10 +5,12 @@ import { evidenceOf, exitPriorityNow } from './pipeline.js';
 import type { SessionView } from './fleet.js';
 import { personExitId } from '../queues/session-exit.js';
 import { UNREACHABLE } from './verdict.js';
+import { holdsProcess, resolveSession } from './identity.js';
 
 export type PersonExitResult =
   | { status: 'accepted'; jobId: string; view: SessionView }
   | { status: 'unknown-id' }
+  | { status: 'ambiguous'; matches: SessionView[] }
   | { status: 'roster-failed'; error: string }
   | { status: 'needs-reason' }
   | { status: 'refused'; view: SessionView; reasons: string[]; overridable: boolean }
@@ -22,9 +24,10 @@ export type PersonExitResult =
 export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean; canQueue?: () => Promise<string | null> }): Promise<PersonExitResult> {
   const snap = await deps.fleet(0);
   if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
-  const rows = snap.sessions.filter((s) => s.id === id || s.sessionId === id);
-  if (!rows.length) return { status: 'unknown-id' };
-  const view = rows.find((s) => s.live !== false) ?? rows[0];
+  const found = resolveSession(snap.sessions, id, holdsProcess);
+  if (found.kind === 'none') return { status: 'unknown-id' };
+  if (found.kind === 'ambiguous') return { status: 'ambiguous', matches: found.matches };
+  const view = found.row;
   if (view.verdict === 'record' || view.verdict === 'gone') return { status: 'refused', view, reasons: [view.verdict], overridable: false };
   const hard = view.reasons.filter((r) => UNREACHABLE.has(r));
   if (hard.length) return { status: 'refused', view, reasons: hard, overridable: false };
@@ -38,6 +41,6 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   const jobId = personExitId(view.sessionId, at);
   deps.audit({ event: 'exit:person-request', sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) });
   await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes) });
-  deps.log.info({ event: 'exit:person-request', id: view.id, by: o.by, override: o.override }, `exit of ${view.id} requested by ${o.by}`);
+  deps.log.info({ event: 'exit:person-request', id: view.id, by: o.by, override: o.override }, `exit of ${view.label} requested by ${o.by}`);
   return { status: 'accepted', jobId, view };
 }

@@ -13,6 +13,7 @@ import type { FleetSnapshot, SessionView } from './fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from './tasks.js';
 import { planTask, type ChainPlan } from './chain.js';
 import { readExit } from './ledger.js';
+import { requestExitId } from '../queues/session-exit.js';
 import { CHAIN_ENDING, policyFrom, type Policy, type Reason } from './verdict.js';
 import { Producer } from '../queues/common.js';
 import { taskTerminalQueue } from '../queues/task-terminal.js';
@@ -149,11 +150,9 @@ export async function judgeTask(deps: PipelineDeps, task: Task, maxAgeMs = 1000)
   const snap = await deps.fleet(graceEnd > now - maxAgeMs ? Math.max(0, now - graceEnd) : maxAgeMs);
   if (!snap.roster.ok) return { kind: 'later', at: recheck, why: 'roster probe failed' };
   const view = sessionFor(snap, task.sessionId);
-  if (!view) return { kind: 'ended', why: 'absent from the roster' };
-  if (view.verdict === 'record') return { kind: 'ended', why: 'record', view };
-  if (view.verdict === 'gone') {
-    if (!deps.dryRun) await latch(deps, task.id, { exitedAt: new Date(now).toISOString() });
-    return { kind: 'ended', why: 'gone', view };
+  if (!view || view.verdict === 'record' || view.verdict === 'gone') {
+    await endedElsewhere(deps, task, view);
+    return { kind: 'ended', why: view ? view.verdict : 'absent from the roster', ...(view ? { view } : {}) };
   }
   if (view.taskId && view.taskId !== task.id && !view.evidence.openTasks.length) return { kind: 'ended', why: `superseded by task ${view.taskId}`, view };
   if (view.verdict === 'protected') {
@@ -163,6 +162,35 @@ export async function judgeTask(deps: PipelineDeps, task: Task, maxAgeMs = 1000)
     return { kind: 'later', at: onlyGrace && Number.isFinite(graceEnd) ? graceEnd : recheck, why: view.reasons.join(','), view };
   }
   return { kind: 'eligible', view };
+}
+
+/**
+ * A task's session is not running any more — a record (a background job's row keeps no pid), absent from a
+ * roster that answered (an interactive session's row goes), or its process gone — so its chain ends in
+ * exitedAt, never silently. Who ended it, when sunset can tell: sunset (its exit call is in the ledger),
+ * else someone else (a person's `claude stop` or /exit, Claude Code's own reaper, a crash).
+ */
+export async function endedElsewhere(deps: PipelineDeps, task: Task, view: SessionView | null | undefined): Promise<void> {
+  if (task.exitedAt || !task.terminal) return;
+  const by = whoEnded(deps, task, view ?? null);
+  deps.log.info({ event: 'chain:session-ended', taskId: task.id, sessionId: task.sessionId, by: by.by, how: by.how }, `task ${task.id}: its session is not running any more (${by.how}); latching exitedAt`);
+  if (deps.dryRun) return;
+  const res = await latch(deps, task.id, { exitedAt: new Date(deps.now()).toISOString() });
+  if (res.applied.exitedAt) deps.audit({ event: 'chain:session-ended', taskId: task.id, sessionId: task.sessionId, by: by.by, how: by.how, ...evidenceOf(view ?? undefined) });
+}
+
+/** Who ended a session sunset finds not running: sunset, when one of this task's exit calls is in the ledger. */
+export function whoEnded(deps: PipelineDeps, task: Task, view: SessionView | null): { by: 'sunset' | 'other'; how: string } {
+  for (let n = task.exitRequests; n >= 1; n--) {
+    const rec = task.sessionId ? readExit(deps.config.stateDir, requestExitId(task.id, task.sessionId, n)) : null;
+    if (rec?.calledAt) return { by: 'sunset', how: `sunset's exit request ${n} (${rec.method ?? 'its exit path'})` };
+  }
+  if (!view) return { by: 'other', how: 'its row has left the roster: ended outside sunset (a person, a crash)' };
+  if (view.verdict === 'gone') return { by: 'other', how: `its process has ended (${view.evidence.liveWhy ?? 'gone'}), not by sunset` };
+  const state = view.row.state;
+  if (state === 'stopped') return { by: 'other', how: 'the roster keeps it as a stopped record: ended by `claude stop` outside sunset' };
+  if (state === 'done') return { by: 'other', how: 'the roster keeps it as a done record: ended outside sunset (Claude Code retires settled jobs itself)' };
+  return { by: 'other', how: `the roster keeps it as a record${state ? ` (${state})` : ''}: ended outside sunset` };
 }
 
 export function evidenceOf(view: SessionView | undefined) {

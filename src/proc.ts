@@ -155,25 +155,78 @@ export async function treeRss(table: ProcTable, pid: number): Promise<number | n
   return Number.isFinite(total) ? total * pageBytes() : null;
 }
 
-/**
- * Attached clients of background sessions, from every process's argv: `claude` (by basename, as argv[0]
- * or after an interpreter such as node) followed by the configured marker words (default `attach`), then
- * the session's id or sessionId as a whole word. Returns the set of ids/sessionIds named.
- */
-export function attachedIds(table: ProcTable, attachArgv: readonly string[]): Set<string> {
-  const [cmd, ...markers] = attachArgv;
-  const found = new Set<string>();
-  for (const p of table.procs.values()) {
-    if (p.state === 'Z') continue;
-    const a = p.argv;
-    for (const at of [0, 1]) {
-      if (!a[at] || basename(a[at]) !== cmd) continue;
-      let i = at + 1;
-      // options may stand between the command and its verb: `claude --verbose attach <id>`
-      while (i < a.length && a[i].startsWith('-') && markers.length && a[i] !== markers[0]) i++;
-      if (!markers.every((m, k) => a[i + k] === m)) continue;
-      for (const word of a.slice(i + markers.length)) for (const w of word.split(/[\s=]+/)) if (w) found.add(w);
+/** Resident bytes of each pid (own RSS, no descendants); a pid that cannot be read counts 0. */
+export function pidsRss(pids: Iterable<number>): number {
+  let pages = 0;
+  for (const p of pids) {
+    try {
+      pages += Number(readFileSync(`/proc/${p}/statm`, 'utf8').split(' ')[1]) || 0;
+    } catch {
+      /* ended meanwhile */
     }
   }
-  return found;
+  return pages * pageBytes();
+}
+
+/** The command names a Claude Code process may carry in argv: `claude`, the native `claude.exe`, the configured command's basename. */
+export function claudeNames(claudeCommand: string, attachArgv: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  for (const n of [basename(claudeCommand), attachArgv[0] ?? 'claude', 'claude']) {
+    out.add(n);
+    out.add(n.endsWith('.exe') ? n.slice(0, -4) : `${n}.exe`);
+  }
+  return out;
+}
+
+/** The words after the command name when argv runs a Claude Code binary (directly, or after an interpreter such as node); else null. */
+export function claudeArgs(argv: readonly string[], names: ReadonlySet<string>): string[] | null {
+  for (const at of [0, 1]) {
+    const a = argv[at];
+    if (a && names.has(basename(a))) return argv.slice(at + 1);
+  }
+  return null;
+}
+
+/** The first word that is not an option (`claude --verbose attach x` → attach). */
+function verbOf(args: readonly string[]): { verb: string | null; at: number } {
+  let i = 0;
+  while (i < args.length && args[i].startsWith('-')) i++;
+  return { verb: args[i] ?? null, at: i };
+}
+
+/** People's clients on the box: `claude attach <words>` processes, and open agent views (`claude agents` without --json). */
+export interface Clients {
+  /** Each attach client's pid and the words after `attach` (an id, a prefix of one, a sessionId or a name). */
+  attach: Array<{ pid: number; words: string[] }>;
+  /** Pids of open agent views: a TUI from which a person can open any background session. */
+  agentViews: number[];
+}
+
+export function findClients(table: ProcTable, names: ReadonlySet<string>, attachArgv: readonly string[], ownPid = process.pid): Clients {
+  const markers = attachArgv.slice(1);
+  const out: Clients = { attach: [], agentViews: [] };
+  for (const p of table.procs.values()) {
+    if (p.state === 'Z' || p.ppid === ownPid) continue; // sunset's own roster call is not a person
+    const args = claudeArgs(p.argv, names);
+    if (!args) continue;
+    const { verb, at } = verbOf(args);
+    if (markers.length && verb === markers[0] && markers.every((m, k) => args[at + k] === m)) {
+      const words = args.slice(at + markers.length).filter((w) => w && !w.startsWith('-'));
+      out.attach.push({ pid: p.pid, words });
+    } else if (verb === 'agents' && !args.includes('--json')) out.agentViews.push(p.pid);
+  }
+  return out;
+}
+
+/** Does one of these attach clients name this session: its id, a prefix of its id or sessionId, its sessionId or its name? */
+export function attachedTo(clients: Clients['attach'], s: { id: string | null; sessionId: string; name: string | null }): number[] {
+  const name = s.name?.toLowerCase() ?? null;
+  const hits: number[] = [];
+  for (const c of clients) {
+    const named = c.words.some(
+      (w) => w === s.id || w === s.sessionId || (s.id !== null && s.id.startsWith(w)) || s.sessionId.startsWith(w) || (name !== null && w.toLowerCase() === name),
+    );
+    if (named) hits.push(c.pid);
+  }
+  return hits;
 }

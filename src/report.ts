@@ -1,6 +1,7 @@
 // `sunset report`: what the fleet holds and who holds it. Pure over a snapshot; it reports, never acts (D10).
 import type { FleetSnapshot, SessionView } from './fleet.js';
 import type { Task } from './tasks.js';
+import type { Overhead } from './claude-code.js';
 
 export type Lane = 'awaiting-human' | 'active' | 'finished' | 'untasked';
 export const LANES: Lane[] = ['awaiting-human', 'active', 'finished', 'untasked'];
@@ -29,7 +30,13 @@ export interface Report {
     /** MemAvailable, and whether it is under the configured floor (then exits go largest first). */
     availableBytes: number | null;
     pressure: boolean;
+    /** What the fleet holds beside its sessions: Claude Code's daemon, warm spares, people's clients (null: /proc unread). */
+    overhead: Overhead | null;
+    /** Sessions plus overhead: what Claude Code holds on this box. */
+    fleetBytes: number;
   };
+  /** Open agent views: while one is open, every background session is attach-unknown. */
+  agentViews: number;
   awaitingHuman: AwaitingLane[];
   problems: string[];
 }
@@ -73,7 +80,7 @@ export function buildReport(f: FleetSnapshot, mem: { availableBytes: number | nu
   const liveBySession = new Map<string, SessionView>();
   for (const s of live) {
     liveBySession.set(s.sessionId, s);
-    liveBySession.set(s.id, s);
+    if (s.id !== null) liveBySession.set(s.id, s);
   }
   const awaitingHuman = f.tasks
     .filter((t) => t.state === 'awaiting-human')
@@ -105,7 +112,8 @@ export function buildReport(f: FleetSnapshot, mem: { availableBytes: number | nu
     },
     verdicts,
     tasks: { total: f.tasks.length, invalid: f.invalidTasks.length, byState },
-    memory: { totalBytes: total, byLane, eligible: { sessions: eligible.length, bytes: eligibleBytes }, ...mem },
+    memory: { totalBytes: total, byLane, eligible: { sessions: eligible.length, bytes: eligibleBytes }, ...mem, overhead: f.overhead, fleetBytes: total + (f.overhead?.bytes ?? 0) },
+    agentViews: f.agentViews,
     awaitingHuman,
     problems: f.problems,
   };

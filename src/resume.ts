@@ -4,12 +4,14 @@ import type { Config } from './config.js';
 import { listExits, type ExitRecord } from './ledger.js';
 import type { Alarm } from './alarms.js';
 import { tmuxArgv } from './tmux.js';
+import { resolveSession, type Resolved } from './identity.js';
 
 export interface ResumeEntry {
   outcome: 'exited' | 'gave-up';
   taskId: string | null;
   sessionId: string;
   id: string | null;
+  name?: string | null;
   kind: string | null;
   cwd: string | null;
   at: string;
@@ -40,6 +42,7 @@ export function resumeEntries(config: Pick<Config, 'fleet'>, exits: ExitRecord[]
       taskId: r.taskId ?? null,
       sessionId: r.sessionId,
       id: r.id ?? null,
+      name: (r.name as string | null | undefined) ?? null,
       kind: r.kind ?? null,
       cwd: r.cwd ?? null,
       at: r.finishedAt,
@@ -70,9 +73,17 @@ export function loadResumeEntries(config: Config, alarms: Alarm[]): ResumeEntry[
   return resumeEntries(config, listExits(config.stateDir), alarms);
 }
 
-/** The newest exited entry for a task id, session id or short id. */
+/** The newest exited entry for a task id, or a session's short id, sessionId, a unique prefix of either, or name. */
 export function findExited(entries: ResumeEntry[], key: string): ResumeEntry | null {
-  return entries.find((e) => e.outcome === 'exited' && (e.taskId === key || e.sessionId === key || e.id === key)) ?? null;
+  const r = lookupExited(entries, key);
+  return r.kind === 'one' ? r.row : null;
+}
+
+export function lookupExited(entries: ResumeEntry[], key: string): Resolved<ResumeEntry> {
+  const exited = entries.filter((e) => e.outcome === 'exited');
+  const byTask = exited.find((e) => e.taskId === key);
+  if (byTask) return { kind: 'one', row: byTask };
+  return resolveSession(exited, key); // newest first: several exits of one session resolve to the newest
 }
 
 /**

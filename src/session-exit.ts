@@ -10,7 +10,8 @@ import { run } from './run.js';
 import { typeIntoPane } from './tmux.js';
 
 export interface ExitTarget {
-  id: string;
+  /** The short id `claude stop` takes: background sessions only (interactive ones have none). */
+  id: string | null;
   sessionId: string;
   kind: 'interactive' | 'background';
   pid: number;
@@ -33,11 +34,11 @@ import { unsafeId } from './ids.js';
 
 export async function sessionExit(target: ExitTarget, config: Config, opts: { poll?: number } = {}): Promise<ExitOutcome> {
   const started = Date.now();
-  const bad = unsafeId(target.id);
+  const bad = target.kind === 'background' ? unsafeId(target.id ?? '') : null;
   if (bad) return { method: target.kind === 'interactive' ? 'typed-exit' : 'claude-stop', called: false, exited: false, ms: 0, error: `refused: ${bad}` };
 
   if (target.kind === 'background') {
-    const r = await stop(target.id, config);
+    const r = await stop(target.id!, config);
     const exited = await waitForEnd(target.pid, target.startedAt, started + config.windows.exitConfirm, opts.poll);
     return { method: 'claude-stop', called: true, exited, ms: Date.now() - started, ...(r.ok || exited ? {} : { error: r.error }) };
   }
@@ -53,9 +54,9 @@ export async function sessionExit(target: ExitTarget, config: Config, opts: { po
   // as a background row with a new pid, and the background path finishes it.
   const roster = await readRoster(config.fleet.rosterCommand, config.probeTimeout);
   const successor = roster.ok
-    ? roster.rows.find((r) => (r.id === target.id || r.sessionId === target.sessionId) && r.pid !== null && r.pid !== target.pid && r.kind === 'background')
+    ? roster.rows.find((r) => ((target.id !== null && r.id === target.id) || r.sessionId === target.sessionId) && r.pid !== null && r.pid !== target.pid && r.kind === 'background')
     : undefined;
-  if (!successor || !(await alive(successor.pid!, successor.startedAt))) return { method: 'typed-exit', called: true, exited: true, ms: Date.now() - started };
+  if (!successor || successor.id === null || unsafeId(successor.id) || !(await alive(successor.pid!, successor.startedAt))) return { method: 'typed-exit', called: true, exited: true, ms: Date.now() - started };
   const r = await stop(successor.id, config);
   const exited = await waitForEnd(successor.pid!, successor.startedAt, Math.max(deadline, Date.now() + config.windows.exitConfirm / 2), opts.poll);
   return { method: 'typed-exit+claude-stop', called: true, exited, ms: Date.now() - started, ...(r.ok || exited ? {} : { error: r.error }) };

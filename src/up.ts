@@ -7,6 +7,7 @@ import type { Logger } from './log.js';
 import type { Audit } from './audit.js';
 import { TaskWatcher } from './watcher.js';
 import { missingTasksDir } from './fleet.js';
+import { versionNote } from './claude-code.js';
 import { advance, closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './pipeline.js';
 import { createReleaseProcessor } from '../workers/release.js';
 import { createAskProcessor } from '../workers/exit-ask.js';
@@ -91,6 +92,8 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   let sampler: Sampler | null = null;
   if (roles.has('producers')) {
     if (!existsSync(config.fleet.tasksDir)) log.warn({ event: 'tasks:missing', dir: config.fleet.tasksDir }, missingTasksDir(config.fleet.tasksDir));
+    // said once, at start: a CLI version sunset was not tested with (its files are read defensively)
+    void versionNote(config.fleet.claudeCommand, config.probeTimeout).then((note) => note && log.warn({ event: 'claude:version' }, note));
     watcher = new TaskWatcher({
       dir: config.fleet.tasksDir,
       log,

@@ -31,11 +31,17 @@ export const REASONS = {
   'hook-disagrees': 'its own hooks and the roster disagree about whether it is working',
   'hook-background-tasks': 'its last turn ended with background tasks still running',
   'id-unsafe': 'its id would read as an option or is not a plain name: it cannot be handed to the exit command safely',
+  'job-blocked': 'its job is blocked: its last reply asks a person something, and nobody has answered',
+  'job-in-flight': 'its job still has work in flight (background shells, subagents, monitors or queued prompts)',
+  'job-unknown': "its job's state file (~/.claude/jobs/<id>/state.json) cannot be read",
+  pinned: 'a person pinned it (~/.claude/jobs/pins.json)',
+  'pins-unknown': "Claude Code's pins file (~/.claude/jobs/pins.json) cannot be read",
+  starting: 'it was started moments ago and has no process on the roster yet',
 } as const;
 export type Reason = keyof typeof REASONS;
 
 /** Protections no person's override reaches: there is no exit path to take, or none that is safe. */
-export const UNREACHABLE: ReadonlySet<string> = new Set<Reason>(['no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe']);
+export const UNREACHABLE: ReadonlySet<string> = new Set<Reason>(['no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe', 'starting']);
 
 export type Step = 'ask' | 'request' | 'wait' | 'give-up' | 'expire';
 export interface Next {
@@ -69,6 +75,16 @@ export interface Evidence {
   live: boolean | null;
   liveWhy?: string;
   status: Status;
+  /** With status `waiting`: what the roster says it waits for. */
+  waitingFor?: string | null;
+  /** The roster's `state` (background jobs: working, blocked, done, failed, stopped); null when the row has none. */
+  rosterState?: string | null;
+  /** The background job's own state file (Claude Code's jobs/<id>/state.json); null = unreadable (unknown); absent = not read (interactive, or fleet.claudeDir null). */
+  job?: JobFacts | null;
+  /** Pinned by a person in Claude Code's pins file; null = the pins file is unreadable; absent = not read. */
+  pinned?: boolean | null;
+  /** How many agent views (`claude agents`, the TUI that can open any background session) are open. */
+  agentViews?: number;
   /** ms since the transcript was last written; null = unknown (missing, unreadable). */
   silenceMs: number | null;
   transcript?: string | null;
@@ -91,6 +107,17 @@ export interface Evidence {
   hooks?: HookFacts | null;
 }
 
+/** What sunset takes from a background job's state.json (read defensively: a missing or odd field is unknown). */
+export interface JobFacts {
+  state: string | null;
+  tempo: string | null;
+  /** What the job needs a person to supply (a blocked job's question), when it says. */
+  needs: string | null;
+  /** Background shells, subagents, monitors and queued prompts in flight; null = cannot be told. */
+  inFlight: number | null;
+  updatedAt: string | null;
+}
+
 /** A session's latest hook state (src/hook-events.ts) as evidence; only a fresh one counts. */
 export interface HookFacts {
   state: 'busy' | 'waiting' | 'idle' | 'ended';
@@ -103,8 +130,11 @@ export interface HookFacts {
 }
 
 export interface SessionFacts {
-  id: string;
+  /** The short id `claude stop` takes (background rows); null for interactive rows, which have none. */
+  id: string | null;
   sessionId: string;
+  /** A pid-less row started this recently is starting, not a record (a new `claude --bg` for about a second). */
+  starting?: boolean;
   kind: Kind | 'unknown';
   pid: number | null;
   evidence: Evidence;
@@ -123,17 +153,21 @@ export interface Decision {
   verdict: Verdict;
   reasons: Reason[];
   next: Next | null;
+  /** Plain words a person needs beside the reason codes: what a blocked job asks, what a waiting session waits for. */
+  notes: string[];
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const t = (s: string | undefined) => (s ? Date.parse(s) : NaN);
 
 export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
-  if (s.pid === null) return { verdict: 'record', reasons: [], next: null };
+  if (s.pid === null && s.starting) return { verdict: 'protected', reasons: ['starting'], next: null, notes: [] };
+  if (s.pid === null) return { verdict: 'record', reasons: [], next: null, notes: [] };
   const e = s.evidence;
-  if (e.live === false) return { verdict: 'gone', reasons: [], next: null };
+  if (e.live === false) return { verdict: 'gone', reasons: [], next: null, notes: [] };
 
   const reasons = new Set<Reason>();
+  const notes: string[] = [];
   if (e.live === null) reasons.add('liveness-unknown');
   if (e.probeFailures.length) reasons.add('probe-failed');
 
@@ -154,8 +188,24 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
 
   // The session itself: every piece of evidence must be positive; unknown never counts as idle (D5).
   if (e.status === 'busy') reasons.add('status-busy');
-  else if (e.status === 'waiting') reasons.add('status-waiting');
-  else if (e.status !== 'idle') reasons.add('status-unknown');
+  else if (e.status === 'waiting') {
+    reasons.add('status-waiting');
+    if (e.waitingFor) notes.push(`waiting for: ${e.waitingFor}`);
+  } else if (e.status !== 'idle') reasons.add('status-unknown');
+
+  // Claude Code's own word on the job: a question a person must answer, work still in flight, a pin.
+  const job = e.job;
+  if (e.rosterState === 'blocked' || job?.state === 'blocked') {
+    reasons.add('job-blocked');
+    if (job?.needs) notes.push(`it asks: ${job.needs}`);
+  }
+  if (job === null) reasons.add('job-unknown');
+  else if (job) {
+    if (job.inFlight === null) reasons.add('job-unknown');
+    else if (job.inFlight > 0) reasons.add('job-in-flight');
+  }
+  if (e.pinned === null) reasons.add('pins-unknown');
+  else if (e.pinned) reasons.add('pinned');
 
   if (e.silenceMs === null) reasons.add('transcript-unknown');
   else if (untasked) {
@@ -164,13 +214,18 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
 
   if (e.attached === null) reasons.add('attach-unknown');
   else if (e.attached) reasons.add('client-attached');
+  if (s.kind !== 'interactive' && e.agentViews) {
+    // the agent view can open any background session: unless it is proven elsewhere, a person may be watching this one
+    reasons.add('attach-unknown');
+    notes.push(`a person has the agent view open (claude agents${e.agentViews > 1 ? `, ${e.agentViews} of them` : ''}): any background session may be on their screen`);
+  }
 
   if (e.inboxPending === null) reasons.add('inbox-unknown');
   else if (e.inboxPending > 0) reasons.add('inbox-pending');
 
   // An id the exit command could take for an option, or that is not one path segment, is never asked or requested:
   // the exit worker would refuse it at the last moment, so the chain would only spend its requests and alarm.
-  if (unsafeSession(s.id, s.sessionId)) reasons.add('id-unsafe');
+  if (unsafeSession(s.kind === 'interactive' ? null : (s.id ?? ''), s.sessionId)) reasons.add('id-unsafe');
 
   if (s.kind === 'unknown') reasons.add('kind-unknown');
   if (s.kind === 'interactive' && e.pane === null) reasons.add('no-pane');
@@ -184,8 +239,8 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     if (hookDisagrees(e.status, h.state)) reasons.add('hook-disagrees');
   }
 
-  if (reasons.size) return { verdict: 'protected', reasons: [...reasons], next: null };
-  return { verdict: 'eligible', reasons: [], next: untasked ? nextExpire(e.expire ?? null, policy, now) : nextStep(task!, policy, now) };
+  if (reasons.size) return { verdict: 'protected', reasons: [...reasons], next: null, notes };
+  return { verdict: 'eligible', reasons: [], next: untasked ? nextExpire(e.expire ?? null, policy, now) : nextStep(task!, policy, now), notes };
 }
 
 /** The roster says idle while the hooks say a turn or a prompt is open, or the roster says busy while the hooks say the turn ended. */

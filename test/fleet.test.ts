@@ -45,12 +45,12 @@ describe('test fleet: layout and roster', () => {
     expect(c.stateDir).toBe(`${f.root}/state`);
   });
 
-  it('lists live rows with pids, records without, status overrides and extra fields', async () => {
+  it('lists live rows with pids, records without, status overrides and extra fields — in the real CLI shapes', async () => {
     const f = await make();
-    const bg = await f.spawnBackground({ mode: 'busy' });
+    const bg = await f.spawnBackground({ mode: 'busy', name: 'fix-login' });
     const it1 = await f.spawnInteractive({ mode: 'waiting' });
     const idle = await f.spawnBackground({ mode: 'stubborn', extra: { attached: true } });
-    const rec = f.addRecord({ kind: 'interactive' });
+    const rec = f.addRecord();
     f.addRecords(50);
     expect(bg.id).toMatch(/^[0-9a-f]{8}$/);
     expect(bg.sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
@@ -59,19 +59,29 @@ describe('test fleet: layout and roster', () => {
     const out = execFileSync(f.rosterCommand[0]!, f.rosterCommand.slice(1), { encoding: 'utf8' });
     const rows = JSON.parse(out) as Array<Record<string, any>>;
     expect(rows).toHaveLength(54);
-    const byId = new Map(rows.map((r) => [r.id, r]));
-    expect(byId.get(bg.id)).toMatchObject({ sessionId: bg.sessionId, kind: 'background', pid: bg.pid, state: 'running', status: 'busy', cwd: bg.cwd });
-    expect(new Date(byId.get(bg.id)!.startedAt).getTime()).toBeGreaterThan(Date.now() - 60_000);
-    expect(byId.get(it1.id)).toMatchObject({ kind: 'interactive', pid: it1.pid, status: 'waiting' });
-    expect(byId.get(idle.id)).toMatchObject({ status: 'idle', attached: true });
-    expect(byId.get(rec.id)).toMatchObject({ pid: null, state: 'stopped', kind: 'interactive' });
-    expect(rows.filter((r) => r.pid === null)).toHaveLength(51);
+    const byId = new Map(rows.map((r) => [r.sessionId, r]));
+    expect(byId.get(bg.sessionId)).toMatchObject({ id: bg.id, kind: 'background', pid: bg.pid, state: 'working', status: 'busy', cwd: bg.cwd, name: 'fix-login' });
+    expect(typeof byId.get(bg.sessionId)!.startedAt).toBe('number'); // epoch ms, as the real CLI prints it
+    expect(byId.get(bg.sessionId)!.startedAt).toBeGreaterThan(Date.now() - 60_000);
+    // an interactive row carries no id and no state (the real CLI's shape)
+    expect(byId.get(it1.sessionId)).toMatchObject({ kind: 'interactive', pid: it1.pid, status: 'waiting' });
+    expect('id' in byId.get(it1.sessionId)!).toBe(false);
+    expect('state' in byId.get(it1.sessionId)!).toBe(false);
+    expect(byId.get(idle.sessionId)).toMatchObject({ status: 'idle', attached: true });
+    // a record keeps no pid and no status
+    expect(byId.get(rec.sessionId)).toMatchObject({ id: rec.id, state: 'stopped', kind: 'background' });
+    expect('pid' in byId.get(rec.sessionId)!).toBe(false);
+    expect('status' in byId.get(rec.sessionId)!).toBe(false);
+    expect(rows.filter((r) => typeof r.pid !== 'number')).toHaveLength(51);
 
     f.setStatus(bg, 'idle');
     f.setRowField(it1, 'clients', 2);
     const rows2 = await f.roster();
     expect(rows2.find((r) => r.id === bg.id)!.status).toBe('idle');
-    expect(rows2.find((r) => r.id === it1.id)!.clients).toBe(2);
+    expect(rows2.find((r) => r.sessionId === it1.sessionId)!.clients).toBe(2);
+    // a background row's state is its job's (Claude Code's jobs/<id>/state.json)
+    f.setJob(bg, { state: 'blocked', needs: 'which branch?' });
+    expect((await f.roster()).find((r) => r.id === bg.id)!.state).toBe('blocked');
 
     // without --all only rows with a live pid
     const live = JSON.parse((await f.claude(['agents', '--json'])).stdout) as unknown[];
@@ -119,7 +129,7 @@ describe('test fleet: layout and roster', () => {
       expect(Date.now() - statSync(a.transcriptPath).mtimeMs).toBeGreaterThan(7_000_000);
     }
     const row = rows.find((r) => r.id === light[0]!.id)!;
-    expect(row).toMatchObject({ pid: light[0]!.pid, kind: 'background', status: 'idle', state: 'running' });
+    expect(row).toMatchObject({ pid: light[0]!.pid, kind: 'background', status: 'idle', state: 'working' });
     expect(Object.keys(row).some((k) => k.startsWith('_'))).toBe(false);
     // stop on a light one returns at once (it cannot answer)
     const t0 = Date.now();
@@ -142,15 +152,17 @@ describe('test fleet: exit paths', () => {
     expect(lastLine(a).type).toBe('exit-flush');
     expect(f.requests(a).map((q) => q.how)).toEqual(['stop']);
     const row = (await f.roster()).find((x) => x.id === a.id)!;
-    expect(row).toMatchObject({ pid: null, state: 'stopped' });
+    expect(row).toMatchObject({ state: 'stopped' });
+    expect('pid' in row).toBe(false);
+    expect(f.job(a)!.state).toBe('stopped');
     expect(existsSync(`${f.registryDir}/stop/${a.id}`)).toBe(false);
     expect(f.unexplainedDeaths()).toEqual([]);
     expect(f.signals()).toEqual([]);
 
-    // a second stop: the row has no live pid any more
+    // a second stop: the real CLI gives the same answer for a session already stopped
     const again = await f.stop(a);
-    expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/not running/);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toMatch(/stopped/);
   });
 
   it('a busy background agent also leaves on stop', async () => {
@@ -179,13 +191,19 @@ describe('test fleet: exit paths', () => {
     expect((await f.roster()).find((x) => x.id === a.id)!.pid).toBe(a.pid);
   });
 
-  it('claude stop refuses records, unknown ids and unsafe ids', async () => {
+  it('claude stop answers records as stopped, refuses unknown ids, interactive sessions and unsafe ids; takes a prefix', async () => {
     const f = await make();
     const rec = f.addRecord();
     const [bulk] = f.addRecords(3);
-    expect((await f.stop(rec.id)).code).toBe(1);
-    expect((await f.claude(['stop', bulk!.id])).code).toBe(1);
-    expect((await f.claude(['stop', 'deadbeef'])).code).toBe(1);
+    expect((await f.stop(rec.id)).code).toBe(0);
+    expect((await f.claude(['stop', bulk!.id])).code).toBe(0);
+    expect((await f.claude(['stop', 'deadbeef'])).stderr).toMatch(/No session matching 'deadbeef'/);
+    const i = await f.spawnInteractive();
+    expect((await f.claude(['stop', i.id])).code).toBe(1); // an interactive session leaves only through its pane
+    expect((await f.claude(['stop', i.sessionId])).code).toBe(1);
+    const b = await f.spawnBackground();
+    expect((await f.claude(['stop', b.id.slice(0, 5)])).code).toBe(0);
+    expect(await f.waitForExit(b, 5000)).toBe(true);
     for (const bad of ['../x', 'a/b', '..']) expect((await f.claude(['stop', bad])).code).toBe(2);
     expect((await f.claude(['stop'])).code).toBe(2);
     expect((await f.claude(['frobnicate'])).code).toBe(2);
@@ -208,7 +226,8 @@ describe('test fleet: exit paths', () => {
     const [e] = f.ended(a);
     expect(e).toMatchObject({ how: 'exit-typed', pid: a.pid });
     expect(e!.transcriptBytesAfter).toBeGreaterThan(e!.transcriptBytesBefore);
-    expect((await f.roster()).find((x) => x.id === a.id)).toMatchObject({ pid: null, state: 'stopped' });
+    // an interactive session that has ended is not listed at all (the real CLI keeps no record of it)
+    expect((await f.roster()).find((x) => x.sessionId === a.sessionId)).toBeUndefined();
     expect(f.unexplainedDeaths()).toEqual([]);
     expect(f.signals()).toEqual([]);
   });
@@ -238,7 +257,7 @@ describe('test fleet: exit paths', () => {
     f.typeInto(a, '/exit');
     expect(await f.waitForExit(a, 6000)).toBe(true);
     const row = (await f.roster()).find((x) => x.id === a.id)!;
-    expect(row).toMatchObject({ kind: 'background', sessionId: a.sessionId, state: 'running' });
+    expect(row).toMatchObject({ kind: 'background', sessionId: a.sessionId, state: 'working' });
     expect(row.pid).not.toBe(a.pid);
     const succ = row.pid as number;
     expect(pidAlive(succ)).toBe(true);
@@ -249,7 +268,7 @@ describe('test fleet: exit paths', () => {
     expect((await f.stop(a)).code).toBe(0);
     expect(await f.waitForExit(succ, 5000)).toBe(true);
     expect(f.ended(a).map((e) => [e.how, e.pid])).toEqual([['to-background', a.pid], ['stop', succ]]);
-    expect((await f.roster()).find((x) => x.id === a.id)!.pid).toBeNull();
+    expect((await f.roster()).find((x) => x.id === a.id)!.pid).toBeUndefined();
     expect(f.unexplainedDeaths()).toEqual([]);
   });
 });
@@ -326,7 +345,7 @@ describe('test fleet: attach, faults, signals, teardown', () => {
     process.kill(bg.pid, 'SIGKILL');
     expect(await f.waitForExit(bg, 3000)).toBe(true);
     expect(f.unexplainedDeaths().map((a) => [a.id, a.pid])).toEqual([[bg.id, bg.pid]]);
-    expect((await f.roster()).find((x) => x.id === bg.id)!.pid).toBeNull();
+    expect((await f.roster()).find((x) => x.id === bg.id)!.pid).toBeUndefined();
   });
 
   it('destroy leaves no processes, no tmux server, no root; it is idempotent', async () => {

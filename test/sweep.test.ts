@@ -49,7 +49,7 @@ describe('sunset verdict --json on a test fleet', () => {
     await client.close();
     expect(code).toBe(0);
     expect(stderr).toMatch(/t-broken\.json is invalid/);
-    const by = (a: { id: string }) => json.sessions.find((s: any) => s.id === a.id);
+    const by = (a: { sessionId: string }) => json.sessions.find((s: any) => s.sessionId === a.sessionId);
     expect(by(eligible)).toMatchObject({ verdict: 'eligible', reasons: [], next: { step: 'ask' }, taskId: 't-eligible', live: true });
     expect(by(eligible).rssBytes).toBeGreaterThan(1024 * 1024);
     expect(by(awaiting)).toMatchObject({ verdict: 'protected', reasons: ['task-not-terminal'], taskState: 'awaiting-human' });
@@ -61,9 +61,88 @@ describe('sunset verdict --json on a test fleet', () => {
     expect(by(untasked)).toMatchObject({ verdict: 'eligible', next: { step: 'expire', n: 1 }, taskId: null });
     expect(by(untaskedYoung)).toMatchObject({ verdict: 'protected' });
     expect(by(untaskedYoung).reasons).toEqual(['task-invalid']); // named by a broken file: not untasked
-    expect(by(interactive)).toMatchObject({ verdict: 'eligible', kind: 'interactive' });
+    expect(by(interactive)).toMatchObject({ verdict: 'eligible', kind: 'interactive', id: null, label: interactive.sessionId.slice(0, 8) });
     expect(by(interactive).evidence.pane.paneId).toBe(interactive.paneId);
     expect(by(record)).toMatchObject({ verdict: 'record', pid: null, live: false, rssBytes: null });
+  });
+
+  it("Claude Code's own evidence: a blocked job (and what it asks), work in flight, a pin, an agent view, a person attached by name", async () => {
+    const done = (id: string, sessionId: string) => ctx.fleet.writeTask({ id, state: 'done', sessionId, releasedAt: ago(H) });
+    const blocked = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    done('t-blocked', blocked.sessionId);
+    ctx.fleet.setJob(blocked, { state: 'blocked', tempo: 'blocked', needs: 'Which branch should I push to?' });
+    const inFlight = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    done('t-inflight', inFlight.sessionId);
+    ctx.fleet.setJob(inFlight, { inFlight: { tasks: 1, queued: 0 } });
+    const pinned = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    done('t-pinned', pinned.sessionId);
+    const noJob = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    done('t-nojob', noJob.sessionId);
+    ctx.fleet.setJobRaw(noJob, '{ torn');
+    const named = await ctx.fleet.spawnBackground({ transcriptAgeMs: H, name: 'refactor-auth' });
+    done('t-named', named.sessionId);
+    const prefixed = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    done('t-prefixed', prefixed.sessionId);
+    const free = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    done('t-free', free.sessionId);
+    const inter = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
+    done('t-inter', inter.sessionId);
+    ctx.fleet.setPins([pinned.id]);
+    const byName = await ctx.fleet.attach('refactor-auth');
+    const byPrefix = await ctx.fleet.attach(prefixed.id.slice(0, 4));
+
+    let { json } = await verdictJson();
+    const by = (a: { sessionId: string }) => json.sessions.find((s: any) => s.sessionId === a.sessionId);
+    expect(by(blocked)).toMatchObject({ verdict: 'protected', reasons: ['job-blocked'], notes: ['it asks: Which branch should I push to?'] });
+    expect(by(inFlight)).toMatchObject({ verdict: 'protected', reasons: ['job-in-flight'] });
+    expect(by(pinned)).toMatchObject({ verdict: 'protected', reasons: ['pinned'] });
+    expect(by(noJob)).toMatchObject({ verdict: 'protected', reasons: ['job-unknown'] });
+    expect(by(named)).toMatchObject({ verdict: 'protected', reasons: ['client-attached'], name: 'refactor-auth' });
+    expect(by(prefixed)).toMatchObject({ verdict: 'protected', reasons: ['client-attached'] });
+    expect(by(free)).toMatchObject({ verdict: 'eligible' });
+    await byName.close();
+    await byPrefix.close();
+
+    // an agent view can open any background session: all of them are attach-unknown while it is open
+    const view = await ctx.fleet.agentView();
+    ({ json } = await verdictJson());
+    expect(json.agentViews).toBe(1);
+    expect(by(free)).toMatchObject({ verdict: 'protected', reasons: ['attach-unknown'] });
+    expect(by(free).notes[0]).toMatch(/agent view open/);
+    expect(by(inter)).toMatchObject({ verdict: 'eligible' }); // an interactive session is not in the agent view
+    const text = await runCli(['verdict', '--config', ctx.fleet.writeConfig()]);
+    expect(text.stdout).toMatch(/a person has the agent view open/);
+    await view.close();
+    ({ json } = await verdictJson());
+    expect(by(free)).toMatchObject({ verdict: 'eligible' });
+
+    // a pins file that cannot be read: every background session is pins-unknown; interactive ones are not pinned by it
+    ctx.fleet.setPinsRaw('not json');
+    ({ json } = await verdictJson());
+    expect(by(free).reasons).toEqual(['pins-unknown']);
+    expect(by(inter)).toMatchObject({ verdict: 'eligible' });
+  });
+
+  it('takes a short id, a sessionId, a unique prefix of either or a name; an ambiguous one exits 2 listing the matches', async () => {
+    const a = await ctx.fleet.spawnBackground({ id: 'abcd1111', transcriptAgeMs: H, name: 'alpha' });
+    ctx.fleet.writeTask({ id: 't1', state: 'done', sessionId: a.sessionId, releasedAt: ago(H) });
+    await ctx.fleet.spawnBackground({ id: 'abcd2222', mode: 'busy' });
+    const i = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 't2', state: 'done', sessionId: i.sessionId, releasedAt: ago(H) });
+    for (const q of ['abcd1111', 'abcd1', a.sessionId, a.sessionId.slice(0, 6), 'alpha']) {
+      const r = await verdictJson([q]);
+      expect(r.code, q).toBe(0);
+      expect(r.json.sessions.map((s: any) => s.sessionId)).toEqual([a.sessionId]);
+    }
+    // the interactive session: no short id, so its sessionId or a prefix of it
+    expect((await verdictJson([i.sessionId])).code).toBe(0);
+    expect((await verdictJson([i.sessionId.slice(0, 8)])).code).toBe(0);
+    const amb = await verdictJson(['abcd']);
+    expect(amb.code).toBe(2);
+    expect(amb.stderr).toMatch(/names 2 sessions/);
+    expect(amb.stderr).toMatch(/abcd1111/);
+    expect(amb.stderr).toMatch(/abcd2222/);
+    expect((await verdictJson(['nope'])).code).toBe(3);
   });
 
   it('ID form: exit 0 when eligible, 3 otherwise; the roster failing exits 1 with its error', async () => {

@@ -31,13 +31,22 @@ const session = (e: Partial<Evidence> = {}, s: Partial<SessionFacts> = {}): Sess
 
 describe('decide: verdicts', () => {
   it('a row with no pid is a record, whatever else it says (D9)', () => {
-    expect(decide(session({}, { pid: null }), policy, now)).toEqual({ verdict: 'record', reasons: [], next: null });
+    expect(decide(session({}, { pid: null }), policy, now)).toEqual({ verdict: 'record', reasons: [], next: null, notes: [] });
   });
   it('a pid that has ended is gone', () => {
     expect(decide(session({ live: false }), policy, now).verdict).toBe('gone');
   });
   it('all evidence positive, released long ago, never asked → eligible, step ask', () => {
-    expect(decide(session(), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'ask' } });
+    expect(decide(session(), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'ask' }, notes: [] });
+  });
+  it('a pid-less row that is starting (a new claude --bg) is protected, not a record, and no override reaches it', () => {
+    expect(decide(session({}, { pid: null, starting: true }), policy, now)).toEqual({ verdict: 'protected', reasons: ['starting'], next: null, notes: [] });
+  });
+  it('an interactive session carries no id: its key is the sessionId, and it is judged like any other', () => {
+    expect(decide(session({ pane: { paneId: '%1', dead: false, clients: 0, sessionName: 's' } }, { id: null, kind: 'interactive' }), policy, now).verdict).toBe('eligible');
+  });
+  it('a background session with no id cannot be handed to claude stop: id-unsafe', () => {
+    expect(decide(session({}, { id: null }), policy, now).reasons).toEqual(['id-unsafe']);
   });
 });
 
@@ -71,6 +80,15 @@ describe('decide: each protection on its own', () => {
     ['id-unsafe', {}, { sessionId: '../../etc' }],
     ['id-unsafe', {}, { sessionId: '..' }],
     ['id-unsafe', {}, { sessionId: 'a/b' }],
+    // Claude Code's own evidence (docs/claude-code.md)
+    ['job-blocked', { rosterState: 'blocked' }],
+    ['job-blocked', { job: { state: 'blocked', tempo: 'blocked', needs: 'which branch?', inFlight: 0, updatedAt: null } }],
+    ['job-in-flight', { job: { state: 'working', tempo: 'active', needs: null, inFlight: 2, updatedAt: null } }],
+    ['job-unknown', { job: null }],
+    ['job-unknown', { job: { state: 'done', tempo: 'idle', needs: null, inFlight: null, updatedAt: null } }],
+    ['pinned', { pinned: true }],
+    ['pins-unknown', { pinned: null }],
+    ['attach-unknown', { agentViews: 1 }],
   ];
   for (const [reason, e, s] of cases) {
     it(`${reason}`, () => {
@@ -80,6 +98,14 @@ describe('decide: each protection on its own', () => {
       expect(d.next).toBeNull();
     });
   }
+  it('says in plain words what a blocked job asks, what a waiting session waits for, and that an agent view is open', () => {
+    const blocked = decide(session({ rosterState: 'blocked', job: { state: 'blocked', tempo: 'blocked', needs: 'Which branch should I push to?', inFlight: 0, updatedAt: null } }), policy, now);
+    expect(blocked.notes).toEqual(['it asks: Which branch should I push to?']);
+    expect(decide(session({ status: 'waiting', waitingFor: 'permission prompt' }), policy, now).notes).toEqual(['waiting for: permission prompt']);
+    expect(decide(session({ agentViews: 1 }), policy, now).notes[0]).toMatch(/agent view open/);
+    // an interactive session is not a background session an agent view can open
+    expect(decide(session({ agentViews: 1, pane: { paneId: '%1', dead: false, clients: 0, sessionName: 's' } }, { id: null, kind: 'interactive' }), policy, now).verdict).toBe('eligible');
+  });
   it('awaiting-human protects even when every other piece of evidence says idle (D4)', () => {
     const d = decide(session({ task: { id: 't', state: 'awaiting-human', terminal: false, exitRequests: 0 }, openTasks: ['t'], silenceMs: 400 * 60 * MIN }), policy, now);
     expect(d).toMatchObject({ verdict: 'protected', reasons: ['task-not-terminal'] });
@@ -112,7 +138,7 @@ describe('decide: untasked sessions are judged on the expire window alone', () =
     expect(decide(untasked({ silenceMs: 47 * 60 * MIN }), policy, now)).toMatchObject({ verdict: 'protected', reasons: ['idle-short'] });
   });
   it('step expire after expireIdle, with no client and a drained inbox', () => {
-    expect(decide(untasked({ silenceMs: 48 * 60 * MIN }), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'expire', n: 1 } });
+    expect(decide(untasked({ silenceMs: 48 * 60 * MIN }), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'expire', n: 1 }, notes: [] });
   });
   it('still needs roster status idle, no client, a drained inbox', () => {
     expect(decide(untasked({ silenceMs: 50 * 60 * MIN, status: 'waiting', attached: true, inboxPending: 1 }), policy, now).reasons.sort()).toEqual([

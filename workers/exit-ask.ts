@@ -31,7 +31,7 @@ export function createAskProcessor(deps: PipelineDeps) {
     }
     if (deps.dryRun) {
       deps.audit({ event: 'ask:dry-run', ...log, ...evidenceOf(j.view) });
-      deps.log.info({ event: 'ask:dry-run', ...log }, `would ask session ${j.view.id} (task ${taskId}) to wrap up`);
+      deps.log.info({ event: 'ask:dry-run', ...log }, `would ask session ${j.view.label} (task ${taskId}) to wrap up`);
       return { dryRun: true };
     }
     const now = deps.now();
@@ -51,7 +51,7 @@ export function createAskProcessor(deps: PipelineDeps) {
     const res = await latch(deps, taskId, { exitAskedAt: new Date(at).toISOString() });
     // the one that latched it audits it: a replay racing another replay writes the same file and latches nothing
     if (res.applied.exitAskedAt) deps.audit({ event: 'ask', ...(c.won ? {} : { replayed: true }), ...log, id: j.view.id, via: delivered.via, path: delivered.path, ...evidenceOf(j.view) });
-    deps.log.info({ event: c.won ? 'exit:asked' : 'exit:ask-replayed', ...log, id: j.view.id, via: delivered.via }, `asked session ${j.view.id} to wrap up (task ${taskId} is ${task.state})${c.won ? '' : ', again after a crash'}`);
+    deps.log.info({ event: c.won ? 'exit:asked' : 'exit:ask-replayed', ...log, id: j.view.id, via: delivered.via }, `asked session ${j.view.label} to wrap up (task ${taskId} is ${task.state})${c.won ? '' : ', again after a crash'}`);
     await advance(deps, res.task);
     return { asked: true };
   };

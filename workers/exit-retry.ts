@@ -49,7 +49,7 @@ export function createRetryProcessor(deps: PipelineDeps) {
     }
     if (j.kind === 'later') return deferJob(job, token, j.at);
     if (deps.dryRun) {
-      deps.log.info({ event: 'retry:dry-run', ...log }, n > max ? `would give up on session ${j.view.id}` : `would request exit #${n} of session ${j.view.id}`);
+      deps.log.info({ event: 'retry:dry-run', ...log }, n > max ? `would give up on session ${j.view.label}` : `would request exit #${n} of session ${j.view.label}`);
       return { dryRun: true };
     }
     const at = new Date(now).toISOString();
@@ -62,16 +62,16 @@ export function createRetryProcessor(deps: PipelineDeps) {
         id: j.view.id,
         pid: j.view.pid,
         rssBytes: j.view.rssBytes,
-        message: `session ${j.view.id} (task ${taskId}) was asked once and requested to exit ${max} times and is still running; a person decides now`,
+        message: `session ${j.view.label} (task ${taskId}) was asked once and requested to exit ${max} times and is still running; a person decides now`,
       });
       const res = await latch(deps, taskId, { exitGaveUpAt: at });
       deps.audit({ event: 'give-up', ...log, id: j.view.id, ...evidenceOf(j.view) });
-      deps.log.warn({ event: 'exit:gave-up', ...log, id: j.view.id }, `gave up on session ${j.view.id} after ${max} requests`);
+      deps.log.warn({ event: 'exit:gave-up', ...log, id: j.view.id }, `gave up on session ${j.view.label} after ${max} requests`);
       return { gaveUp: Boolean(res.task.exitGaveUpAt) };
     }
     const res = await latch(deps, taskId, { exitRequests: n, exitRequestedAt: at });
     deps.audit({ event: 'request', ...log, id: j.view.id, ...evidenceOf(j.view) });
-    deps.log.info({ event: 'exit:requested', ...log, id: j.view.id }, `exit request ${n}/${max} for session ${j.view.id}`);
+    deps.log.info({ event: 'exit:requested', ...log, id: j.view.id }, `exit request ${n}/${max} for session ${j.view.label}`);
     await advance(deps, res.task, { rssBytes: j.view.rssBytes }); // enqueues exit job n (largest first under memory pressure) and the next retry
     return { requested: n };
   };

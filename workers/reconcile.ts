@@ -1,9 +1,9 @@
 // reconcile: at start and every reconcileEvery, derive every task's next step from its latched fields
-// alone and enqueue it (D7). Tasks whose session is a record, or absent from a roster that answered, are
-// skipped after release (a failed roster is not "absent": the chain goes on and its own worker waits).
+// alone and enqueue it (D7). A released task whose session is a record, gone, or absent from a roster that
+// answered has ended: exitedAt is latched (a failed roster is not "absent": the chain goes on, its worker waits).
 import type { Job } from 'bullmq';
 import { readTasks } from '../src/tasks.js';
-import { advance, sessionFor, type PipelineDeps } from '../src/pipeline.js';
+import { advance, endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline.js';
 
 export function createReconcileProcessor(deps: PipelineDeps) {
   return async (_job?: Job) => {
@@ -20,7 +20,8 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     for (const t of open) {
       if (t.releasedAt && t.sessionId && snap.roster.ok) {
         const view = sessionFor(snap, t.sessionId);
-        if (!view || view.verdict === 'record') {
+        if (!view || view.verdict === 'record' || view.verdict === 'gone') {
+          await endedElsewhere(deps, t, view).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: t.id, error: err.message }, `task ${t.id}: ${err.message}`));
           skipped++;
           continue;
         }

@@ -61,23 +61,23 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       return deferJob(job, token, deps.now() + deps.config.windows.recheck);
     }
     const view = sessionFor(snap, data.sessionId);
-    if (!view) return finish(base, 'gone', undefined, { error: 'absent from the roster' });
-    if (view.verdict === 'gone') {
-      await latchExited(data, view);
-      return finish(base, 'gone', view);
+    // not running any more (its row gone, a record, its process ended): nothing to call, and the chain has ended
+    if (!view || view.verdict === 'gone' || view.verdict === 'record') {
+      await latchExited(data, view ?? undefined);
+      return finish(base, 'gone', view ?? undefined, view ? {} : { error: 'absent from the roster' });
     }
     const may = mayExit(data, view);
     if (!may.ok && !may.final) {
-      deps.log.debug({ event: 'exit:deferred', ...log, why: may.why }, `exit of ${view.id} waits: ${may.why}`);
+      deps.log.debug({ event: 'exit:deferred', ...log, why: may.why }, `exit of ${view.label} waits: ${may.why}`);
       return deferJob(job, token, deps.now() + deps.config.windows.recheck);
     }
     if (!may.ok) {
       deps.audit({ event: 'exit:spared', ...log, why: may.why, ...evidenceOf(view) });
-      deps.log.info({ event: 'exit:spared', ...log, why: may.why }, `not exiting session ${view.id}: ${may.why}`);
+      deps.log.info({ event: 'exit:spared', ...log, why: may.why }, `not exiting session ${view.label}: ${may.why}`);
       return finish(base, data.reason === 'person' ? 'refused' : 'spared', view, { reasons: may.why.split(',') });
     }
     if (deps.dryRun) {
-      deps.log.info({ event: 'exit:dry-run', ...log, id: view.id }, `would exit session ${view.id} (${view.kind})`);
+      deps.log.info({ event: 'exit:dry-run', ...log, id: view.id }, `would exit session ${view.label} (${view.kind})`);
       return { dryRun: true };
     }
     const target: ExitTarget = {
@@ -92,6 +92,8 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       ...base,
       ...(base.taskId ? {} : view.taskId ? { taskId: view.taskId } : {}),
       id: view.id,
+      label: view.label,
+      name: view.name,
       kind: view.kind,
       cwd: view.row.cwd,
       pid: view.pid,
@@ -115,7 +117,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     const result = outcome.exited ? 'exited' : outcome.called ? 'still-running' : 'failed';
     deps.log.info(
       { event: outcome.exited ? 'exit:confirmed' : 'exit:not-confirmed', ...log, id: view.id, method: outcome.method, ms: outcome.ms, error: outcome.error },
-      outcome.exited ? `session ${view.id} left by its own exit path (${outcome.method}, ${outcome.ms} ms)` : `session ${view.id} did not leave within exitConfirm${outcome.error ? `: ${outcome.error}` : ''}`,
+      outcome.exited ? `session ${view.label} left by its own exit path (${outcome.method}, ${outcome.ms} ms)` : `session ${view.label} did not leave within exitConfirm${outcome.error ? `: ${outcome.error}` : ''}`,
     );
     return finish(calling, result, view, { method: outcome.method, ...(outcome.error ? { error: outcome.error } : {}) });
   };

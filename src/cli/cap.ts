@@ -91,10 +91,10 @@ export function formatCap(c: CapCount, o: { admitting: number | null; queued: nu
     const what = x.via === 'task' ? `task ${x.taskId}` : 'untasked (expire)';
     const step = x.step === 'asked' ? 'asked' : `requested ${x.requests}×`;
     const since = x.since ? `, ${formatDuration(o.at - Date.parse(x.since))} ago` : '';
-    out.push(`  ${x.id.padEnd(10)} ${what}: ${step}${since}`);
+    out.push(`  ${x.label.padEnd(10)} ${what}: ${step}${since}`);
   }
   const held = c.awaitingHuman.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
   out.push(`lanes awaiting a human holding slots: ${c.awaitingHuman.length}${c.awaitingHuman.length ? ` (${formatBytes(held)}) — a person's decision; sunset does not act on them` : ''}`);
-  for (const x of c.awaitingHuman) out.push(`  ${x.id.padEnd(10)} task ${x.taskId}  ${formatBytes(x.rssBytes)}`);
+  for (const x of c.awaitingHuman) out.push(`  ${x.label.padEnd(10)} task ${x.taskId}  ${formatBytes(x.rssBytes)}`);
   return out.join('\n');
 }

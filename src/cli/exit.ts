@@ -7,20 +7,22 @@ import { createLogger } from '../log.js';
 import { PREFIX } from '../../queues/common.js';
 import { REASONS, type Reason } from '../verdict.js';
 import { EXIT, config, type Command } from './common.js';
+import { ambiguousMessage } from '../identity.js';
 
 export const exitCommand: Command = {
   name: 'exit',
   summary: "a person's exit request for one session, on the same rate-limited path",
   usage: `usage: sunset exit ID [--reason TEXT] [--override-protection] [--wait] [--json] [--config FILE]
 
-Asks the session ID (its id or sessionId) to leave by its own exit path, through the
+Asks the session ID (its short id, its sessionId, a unique prefix of either, or its
+name) to leave by its own exit path, through the
 rate-limited exit queue that a running \`sunset up\` works. A protected session is refused
 (exit 3, naming the reasons) unless --override-protection: a person's decision, audited
 with who and --reason. A record, a gone session, or an interactive session in no tmux
 pane cannot be exited by any override. --wait waits for the outcome.
 
 Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exited),
-2 bad usage or unknown id, 3 refused because protected.`,
+2 bad usage, an unknown id or one that names several sessions, 3 refused because protected.`,
   options: { reason: { type: 'string' }, 'override-protection': { type: 'boolean' }, wait: { type: 'boolean' }, json: { type: 'boolean' } },
   allowPositionals: true,
   async run({ values, positionals }, io) {
@@ -50,7 +52,12 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
       }
       if (r.status === 'unknown-id') {
         print({ status: r.status });
-        io.err(`sunset exit: no roster row has id or sessionId ${JSON.stringify(id)}`);
+        io.err(`sunset exit: no session is named ${JSON.stringify(id)} (by short id, sessionId, a prefix of either, or name)`);
+        return EXIT.usage;
+      }
+      if (r.status === 'ambiguous') {
+        print({ status: r.status, matches: r.matches.map((m) => ({ id: m.id, sessionId: m.sessionId, name: m.name })) });
+        io.err(`sunset exit: ${ambiguousMessage(id, r.matches)}`);
         return EXIT.usage;
       }
       if (r.status === 'not-queued') {
@@ -61,14 +68,14 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
       if (r.status === 'refused') {
         print({ status: r.status, id: r.view.id, verdict: r.view.verdict, reasons: r.reasons, overridable: r.overridable });
         io.err(
-          `sunset exit: refused: session ${r.view.id} is ${r.view.verdict}${r.reasons.length ? `:\n${r.reasons.map((x) => `  ${x}: ${REASONS[x as Reason] ?? x}`).join('\n')}` : ''}` +
+          `sunset exit: refused: session ${r.view.label} is ${r.view.verdict}${r.reasons.length ? `:\n${r.reasons.map((x) => `  ${x}: ${REASONS[x as Reason] ?? x}`).join('\n')}` : ''}` +
             (r.overridable ? `\n(--override-protection, with --reason, makes it a person's decision)` : `\n(no override can reach it)`),
         );
         return EXIT.protected;
       }
       if (!values.wait) {
         print({ status: 'accepted', jobId: r.jobId, id: r.view.id });
-        if (!values.json) io.out(`exit of ${r.view.id} queued (job ${r.jobId}); a running \`sunset up\` carries it out at the exit rate`);
+        if (!values.json) io.out(`exit of ${r.view.label} queued (job ${r.jobId}); a running \`sunset up\` carries it out at the exit rate`);
         return EXIT.ok;
       }
       // the producers' own link: plain options for one server; in cluster mode their Cluster instance, which
@@ -80,7 +87,7 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
         const timeout = cfg.windows.exitConfirm + cfg.exitRate.per * 3 + 2 * cfg.probeTimeout;
         const result = (await job!.waitUntilFinished(events, timeout)) as { outcome?: string };
         print({ status: 'finished', jobId: r.jobId, id: r.view.id, outcome: result?.outcome });
-        if (!values.json) io.out(`session ${r.view.id}: ${result?.outcome}`);
+        if (!values.json) io.out(`session ${r.view.label}: ${result?.outcome}`);
         return result?.outcome === 'exited' ? EXIT.ok : EXIT.failure;
       } catch (err: any) {
         io.err(`sunset exit: queued, but no outcome yet (${err.message}); is \`sunset up\` running on Redis at ${link.where}?`);

@@ -27,7 +27,7 @@ Exit codes: 0 done, 1 the roster probe failed (nothing expires), 2 bad usage or 
         if (!r.ok) io.err(`sunset expire: roster failed, nothing expires: ${r.error}`);
         for (const l of r.lines) {
           if ((l.action === 'spared' || l.action === 'waiting') && !values.verbose) continue;
-          io.out(`${l.action.padEnd(14)} ${l.id.padEnd(10)} silent ${formatDuration(l.silenceMs)}${l.n ? `  request ${l.n}/${cfg.maxExitRequests}` : ''}${l.reasons?.length ? `  (${l.reasons.join(', ')})` : ''}`);
+          io.out(`${l.action.padEnd(14)} ${l.label.padEnd(10)} silent ${formatDuration(l.silenceMs)}${l.n ? `  request ${l.n}/${cfg.maxExitRequests}` : ''}${l.reasons?.length ? `  (${l.reasons.join(', ')})` : ''}`);
         }
       }
       return r.ok ? EXIT.ok : EXIT.failure;

@@ -36,6 +36,14 @@ export function formatReport(r: Report): string {
   out.push(`roster: ${count(r.roster.rows, 'row')} — ${count(r.roster.live, 'live session')}, ${count(r.roster.records, 'record')} (no pid), ${r.roster.gone} gone`);
   out.push(`tasks: ${r.tasks.total}${r.tasks.invalid ? ` (+${r.tasks.invalid} invalid)` : ''} — ${Object.entries(r.tasks.byState).sort((a, b) => b[1] - a[1]).map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
   out.push(`memory held by live sessions: ${formatBytes(r.memory.totalBytes)}`);
+  const o = r.memory.overhead;
+  if (o && o.bytes) {
+    const parts = ([['daemon', 'daemon'], ['spare', 'warm spares'], ['clients', "people's clients"], ['other', 'other Claude Code processes']] as const)
+      .filter(([k]) => o.byKind[k].processes)
+      .map(([k, words]) => `${words} ${formatBytes(o.byKind[k].bytes)}`);
+    out.push(`  + fleet overhead ${formatBytes(o.bytes)} (${parts.join(', ')}) = ${formatBytes(r.memory.fleetBytes)} held by Claude Code on this box`);
+  }
+  if (r.agentViews) out.push(`a person has the agent view open (${r.agentViews}): every background session may be on their screen, so none is asked or stopped`);
   for (const l of LANES) {
     const m = r.memory.byLane[l];
     out.push(`  ${l.padEnd(15)} ${String(m.sessions).padStart(4)} session${m.sessions === 1 ? ' ' : 's'} ${formatBytes(m.bytes).padStart(9)}  ${(m.share * 100).toFixed(0).padStart(3)} %`);

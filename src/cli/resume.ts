@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { Alarms } from '../alarms.js';
-import { findExited, loadResumeEntries, resumeArgv } from '../resume.js';
+import { lookupExited, loadResumeEntries, resumeArgv } from '../resume.js';
+import { ambiguousMessage } from '../identity.js';
 import { parseDuration } from '../duration.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
 
@@ -9,7 +10,8 @@ export const resumeCommand: Command = {
   summary: 'bring back a conversation sunset exited (through the cap)',
   usage: `usage: sunset resume TASK|SESSION [--wait] [--timeout DUR] [--config FILE]
 
-Looks TASK (a task id) or SESSION (a session id or short id) up in the resume ledger
+Looks TASK (a task id) or SESSION (its short id, sessionId, a unique prefix of either, or
+its name) up in the resume ledger
 (\`sunset exited\`) and runs its resume command (fleet.resumeCommand, default
 \`claude --resume <sessionId>\`) in the recorded cwd — through \`sunset admit\`, so the
 ceiling still holds. An interactive session comes back in a new tmux window (a new
@@ -21,11 +23,16 @@ Exit codes: the resumed command's own, 2 unknown id, 75 cap reached (see --wait)
   async run({ values, positionals }, io) {
     if (positionals.length !== 1) throw new UsageError(`resume takes one TASK or SESSION id\n\n${this.usage}`);
     const cfg = config(values, io);
-    const entry = findExited(loadResumeEntries(cfg, new Alarms(cfg).list()), positionals[0]);
-    if (!entry) {
+    const found = lookupExited(loadResumeEntries(cfg, new Alarms(cfg).list()), positionals[0]);
+    if (found.kind === 'ambiguous') {
+      io.err(`sunset resume: ${ambiguousMessage(positionals[0], found.matches)}`);
+      return EXIT.usage;
+    }
+    if (found.kind === 'none') {
       io.err(`sunset resume: nothing in the resume ledger for ${JSON.stringify(positionals[0])} (see \`sunset exited\`)`);
       return EXIT.usage;
     }
+    const entry = found.row;
     const timeoutMs = values.timeout === undefined ? null : parseDuration(values.timeout);
     if (values.timeout !== undefined && timeoutMs === null) throw new UsageError(`--timeout takes a duration like 30s or 10m`);
     const cwd = entry.cwd && existsSync(entry.cwd) ? entry.cwd : io.cwd;

@@ -1,40 +1,51 @@
 import { gatherFleet, snapshotJson, type SessionView } from '../fleet.js';
 import { REASONS } from '../verdict.js';
+import { versionNote } from '../claude-code.js';
 import { formatDuration } from '../duration.js';
 import { formatBytes } from '../report.js';
 import { expireFactsReader } from '../expire-state.js';
 import { EXIT, config, type Command } from './common.js';
+import { ambiguousMessage, holdsProcess, resolveSession } from '../identity.js';
 
 export const verdictCommand: Command = {
   name: 'verdict',
   summary: 'may this session leave now? (read-only)',
   usage: `usage: sunset verdict [ID] [--json] [--config FILE]
 
-Judges every roster row (or the one whose id or sessionId is ID) with the one verdict
-and prints it. Writes nothing. Problems (invalid task files, failed probes) go to stderr.
+Judges every roster row (or the session ID names: its short id, its sessionId, a unique
+prefix of either, or its name) with the one verdict and prints it. Writes nothing. Problems (invalid task files, failed probes) go to stderr.
 
-Exit codes: 0 = printed (with ID: that session is eligible), 3 = ID is not eligible,
-1 = the roster probe failed, 2 = bad usage or config.`,
+Exit codes: 0 = printed (with ID: that session is eligible), 3 = ID is not eligible (or
+names no session), 1 = the roster probe failed, 2 = bad usage or config, or ID names
+several sessions (they are listed).`,
   options: { json: { type: 'boolean' } },
   allowPositionals: true,
   async run({ values, positionals }, io) {
     if (positionals.length > 1) throw new (await import('./common.js')).UsageError(`verdict takes at most one ID\n\n${this.usage}`);
     const cfg = config(values, io);
-    const snap = await gatherFleet(cfg, { expireFacts: expireFactsReader(cfg.stateDir) });
+    const [snap, note] = await Promise.all([gatherFleet(cfg, { expireFacts: expireFactsReader(cfg.stateDir) }), versionNote(cfg.fleet.claudeCommand, cfg.probeTimeout)]);
+    if (note && snap.roster.ok) io.err(`sunset: ${note}`);
     for (const p of snap.problems) io.err(`sunset: ${p}`);
     const id = positionals[0];
-    const chosen = id === undefined ? snap.sessions : snap.sessions.filter((s) => s.id === id || s.sessionId === id);
+    const found = id === undefined ? null : resolveSession(snap.sessions, id, holdsProcess);
+    if (found?.kind === 'ambiguous') {
+      io.err(`sunset verdict: ${ambiguousMessage(id!, found.matches)}`);
+      if (values.json) io.out(JSON.stringify({ ...snapshotJson({ ...snap, sessions: found.matches }), error: `${JSON.stringify(id)} names ${found.matches.length} sessions` }, null, 2));
+      return EXIT.usage;
+    }
+    // every row of the one session named (a record beside its resumed process), so `verdict ID` shows both
+    const chosen = id === undefined ? snap.sessions : found?.kind === 'one' ? snap.sessions.filter((s) => s.sessionId === found.row.sessionId) : [];
     if (values.json) {
       const j = snapshotJson({ ...snap, sessions: chosen });
-      const unknown = snap.roster.ok && id !== undefined && !chosen.length ? { error: `no roster row has id or sessionId ${JSON.stringify(id)}` } : {};
+      const unknown = snap.roster.ok && id !== undefined && !chosen.length ? { error: `no session is named ${JSON.stringify(id)} (by short id, sessionId, a prefix of either, or name)` } : {};
       if ('error' in unknown) io.err(`sunset: ${unknown.error} (not eligible: exit 3)`);
       io.out(JSON.stringify({ ...j, ...unknown }, null, 2));
     } else if (!snap.roster.ok) {
       io.err(`sunset: nothing is eligible: the roster probe failed`);
     } else {
-      if (id !== undefined && !chosen.length) io.err(`sunset: no roster row has id or sessionId ${JSON.stringify(id)} (not eligible: exit 3)`);
+      if (id !== undefined && !chosen.length) io.err(`sunset: no session is named ${JSON.stringify(id)} (by short id, sessionId, a prefix of either, or name) (not eligible: exit 3)`);
       for (const s of chosen) io.out(line(s));
-      if (id === undefined) io.out(summary(snap.sessions));
+      if (id === undefined) io.out(summary(snap.sessions) + (snap.agentViews ? `\na person has the agent view open (claude agents): every background session may be on their screen, so none is asked or stopped while it is open` : ""));
     }
     if (!snap.roster.ok) return EXIT.failure;
     if (id !== undefined) return chosen.some((s) => s.verdict === 'eligible') ? EXIT.ok : EXIT.protected;
@@ -43,13 +54,14 @@ Exit codes: 0 = printed (with ID: that session is eligible), 3 = ID is not eligi
 };
 
 function line(s: SessionView): string {
-  const head = `${s.id.padEnd(10)} ${String(s.kind).padEnd(11)} pid ${String(s.pid ?? '-').padEnd(7)} ${s.verdict.padEnd(9)}`;
+  const head = `${s.label.padEnd(10)} ${String(s.kind).padEnd(11)} pid ${String(s.pid ?? '-').padEnd(7)} ${s.verdict.padEnd(9)}`;
   const task = s.taskId ? ` task ${s.taskId} (${s.taskState})` : '';
   if (s.verdict === 'record') return `${head} a roster record with no process`;
   if (s.verdict === 'gone') return `${head} its process has ended${task}`;
   const ev = s.evidence;
   const facts = ` silent ${formatDuration(ev.silenceMs)}, ${formatBytes(s.rssBytes)}`;
-  if (s.verdict === 'protected') return `${head}${task}${facts}\n${' '.repeat(11)}${s.reasons.map((r) => `${r}: ${REASONS[r]}`).join('\n' + ' '.repeat(11))}`;
+  const notes = s.notes.length ? `\n${' '.repeat(11)}${s.notes.join('\n' + ' '.repeat(11))}` : '';
+  if (s.verdict === 'protected') return `${head}${task}${facts}\n${' '.repeat(11)}${s.reasons.map((r) => `${r}: ${REASONS[r]}`).join('\n' + ' '.repeat(11))}${notes}`;
   const n = s.next!;
   return `${head}${task}${facts}\n${' '.repeat(11)}next: ${n.step}${n.n ? ` #${n.n}` : ''}${n.at ? ` at ${n.at}` : ''}`;
 }

@@ -76,8 +76,8 @@ function sessionRow(r: Row, now: number): Html {
   const s = r.s;
   const live = s.live === true;
   const ev = s.evidence;
-  return html`<tr class="${live ? '' : 'muted'}" data-id="${s.id}" data-verdict="${s.verdict}">
-<td data-sort="${s.id}"><b class="mono">${s.id}</b><span class="sub">${s.kind}${s.pid !== null ? ` · pid ${s.pid}` : ''}</span></td>
+  return html`<tr class="${live ? '' : 'muted'}" data-id="${s.id ?? s.sessionId}" data-session="${s.sessionId}" data-verdict="${s.verdict}">
+<td data-sort="${s.label}"><b class="mono">${s.label}</b><span class="sub">${s.kind}${s.pid !== null ? ` · pid ${s.pid}` : ''}</span></td>
 <td data-sort="${s.taskId ?? ''}">${s.taskId ? html`<span class="mono">${s.taskId}</span> <span class="badge s-${cls(s.taskState ?? '')}">${s.taskState}</span>` : html`<span class="sub">${live ? 'untasked' : ''}</span>`}</td>
 <td data-sort="${VERDICT_ORDER[s.verdict] ?? 9}"><span class="badge v-${s.verdict}">${s.verdict}</span></td>
 <td>${reasonsCell(s)}</td>
@@ -175,7 +175,7 @@ export function fleetPage(d: FleetPageData): string {
   const give = report.memory.eligible;
   const mem = d.mem;
   const rows = [...d.rows].sort(
-    (a, b) => (VERDICT_ORDER[a.s.verdict] ?? 9) - (VERDICT_ORDER[b.s.verdict] ?? 9) || (b.s.rssBytes ?? -1) - (a.s.rssBytes ?? -1) || (a.s.id < b.s.id ? -1 : 1),
+    (a, b) => (VERDICT_ORDER[a.s.verdict] ?? 9) - (VERDICT_ORDER[b.s.verdict] ?? 9) || (b.s.rssBytes ?? -1) - (a.s.rssBytes ?? -1) || (a.s.sessionId < b.s.sessionId ? -1 : 1),
   );
   const body = html`<h1>The fleet</h1>
 <p class="lede">Every roster row, the verdict on it and why. A finished session leaves by its own exit path (<code>claude stop</code>, or <code>/exit</code> typed into its pane), never by a signal: released, then one message, then at most three exit requests, then a person decides.</p>
@@ -246,16 +246,16 @@ export function decisionsPage(d: DecisionsPageData): string {
 <td><span class="badge k-${a.kind}">${a.kind}</span></td>
 <td>${a.message}${a.taskId ? html`<span class="sub">task <span class="mono">${a.taskId}</span></span>` : ''}${a.sessionId ? html`<span class="sub">session <span class="mono">${a.sessionId}</span></span>` : ''}</td>
 <td class="num" data-sort="${v?.rssBytes ?? ''}">${v ? formatBytes(v.rssBytes) : a.kind === 'cap-reached' ? '' : 'not running'}</td>
-<td>${v ? exitForm(v.id, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}</td></tr>`;
+<td>${v ? exitForm(v.sessionId, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}</td></tr>`;
   });
 
   const laneRows = waiting.map((w) => {
     const v = liveView(snap, w.sessionId);
     return html`<tr data-task="${w.taskId}"><td class="nowrap" data-sort="${w.taskId}"><span class="mono">${w.taskId}</span></td>
-<td data-sort="${v?.id ?? ''}">${v ? html`<span class="mono">${v.id}</span><span class="sub">${v.kind} · pid ${v.pid}</span>` : html`<span class="sub">${w.sessionId ? 'not running' : 'no session named'}</span>`}</td>
+<td data-sort="${v?.label ?? ''}">${v ? html`<span class="mono">${v.label}</span><span class="sub">${v.kind} · pid ${v.pid}</span>` : html`<span class="sub">${w.sessionId ? 'not running' : 'no session named'}</span>`}</td>
 <td class="num" data-sort="${w.rssBytes ?? ''}">${w.live ? formatBytes(w.rssBytes) : '—'}</td>
 <td class="num" data-sort="${w.waitedMs ?? ''}"><b>${relative(w.waitedMs)}</b><span class="sub">since ${w.waitingSince ? w.waitingSince.replace('T', ' ').slice(0, 16) : '?'} UTC, from ${w.waitingSinceFrom}</span></td>
-<td>${v ? exitForm(v.id, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}</td></tr>`;
+<td>${v ? exitForm(v.sessionId, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}</td></tr>`;
   });
 
   const body = html`<h1>Decisions</h1>

@@ -1,6 +1,7 @@
 // The web role of `sunset up` (DESIGN §7): the fleet and decisions pages, the JSON API, Prometheus
 // /metrics and a read-only Bull Board, behind the locks in auth.ts. A person's exit request goes through
 // requestPersonExit, the same road as `sunset exit`; nothing here calls sessionExit() (D2).
+import { ambiguousMessage, holdsProcess, resolveSession } from '../identity.js';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import type { PipelineDeps } from '../pipeline.js';
@@ -145,9 +146,10 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
     const id = req.params.id;
     const snap = await deps.fleet(1000);
     if (!snap.roster.ok) return reply.code(503).send(snapshotJson({ ...snap, sessions: [] }));
-    const chosen = snap.sessions.filter((s) => s.id === id || s.sessionId === id);
-    if (!chosen.length) return reply.code(404).send({ ...snapshotJson({ ...snap, sessions: [] }), error: `no roster row has id or sessionId ${JSON.stringify(id)}` });
-    return snapshotJson({ ...snap, sessions: chosen });
+    const found = resolveSession(snap.sessions, id, holdsProcess);
+    if (found.kind === 'none') return reply.code(404).send({ ...snapshotJson({ ...snap, sessions: [] }), error: `no session is named ${JSON.stringify(id)}` });
+    if (found.kind === 'ambiguous') return reply.code(400).send({ ...snapshotJson({ ...snap, sessions: found.matches }), error: ambiguousMessage(id, found.matches) });
+    return snapshotJson({ ...snap, sessions: snap.sessions.filter((s) => s.sessionId === found.row.sessionId) });
   });
 
   app.get('/api/alarms', async () => ({ alarms: deps.alarms.list() }));
@@ -165,7 +167,9 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
       case 'accepted':
         return reply.code(202).send({ status: 'accepted', jobId: r.jobId, id: r.view.id, sessionId: r.view.sessionId });
       case 'unknown-id':
-        return reply.code(404).send({ status: 'unknown-id', error: `no roster row has id or sessionId ${JSON.stringify(id)}` });
+        return reply.code(404).send({ status: 'unknown-id', error: `no session is named ${JSON.stringify(id)}` });
+      case 'ambiguous':
+        return reply.code(400).send({ status: 'ambiguous', error: ambiguousMessage(id, r.matches), matches: r.matches.map((m) => ({ id: m.id, sessionId: m.sessionId, name: m.name })) });
       case 'roster-failed':
       case 'not-queued':
         return reply.code(503).send({ status: r.status, error: r.error });

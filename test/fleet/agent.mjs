@@ -46,6 +46,8 @@ function parseArgs(argv) {
       case '--started-at': o.startedAt = next(); break;
       case '--bg-on-exit': o.bgOnExit = true; break;
       case '--ballast-mb': o.ballastMB = Number(next()); break;
+      case '--name': o.name = next(); break;
+      case '--claude-dir': o.claudeDir = next(); break;
       default: fail(`unknown argument ${a}`);
     }
   }
@@ -103,13 +105,35 @@ function writeRow(fields) {
     sessionId: opts.sessionId,
     kind: opts.kind,
     pid,
-    state: 'running',
+    state: 'working',
     status,
     cwd: opts.cwd,
     startedAt,
+    ...(opts.name ? { name: opts.name } : {}),
     ...fields,
   };
   writeAtomic(rowPath, JSON.stringify(row) + '\n');
+}
+
+// A background job's state file, as Claude Code keeps it (<claude dir>/jobs/<id>/state.json): the harness
+// changes it (TestFleet.setJob) to make a job blocked, done, or busy with work in flight.
+const CLAUDE_DIR = opts.claudeDir || join(REG, '..', 'claude');
+const jobFile = join(CLAUDE_DIR, 'jobs', opts.id, 'state.json');
+function readJob() {
+  try {
+    return JSON.parse(readFileSync(jobFile, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+function writeJob(patch) {
+  try {
+    mkdirSync(dirname(jobFile), { recursive: true });
+    const cur = readJob() ?? {};
+    writeAtomic(jobFile, JSON.stringify({ ...cur, ...patch, updatedAt: Date.now() }, null, 2));
+  } catch {
+    /* folder gone: tearing down */
+  }
 }
 
 function transcriptSize() {
@@ -170,6 +194,7 @@ function leave(how) {
   } catch {
     /* registry gone */
   }
+  if (opts.kind === 'background' && readJob()?.state === 'working') writeJob({ state: 'stopped', tempo: 'idle' });
   try {
     unlinkSync(stopPath);
   } catch {
@@ -205,6 +230,7 @@ if (opts.transcript) {
   transcriptLine({ type: 'start', pid, kind: opts.kind, mode: opts.mode });
 }
 appendLine(p('pids.jsonl'), { id: opts.id, pid, kind: opts.kind, at: now() });
+if (opts.kind === 'background' && !readJob()) writeJob({ state: 'working', tempo: 'idle', needs: null, inFlight: { tasks: 0, queued: 0 } });
 writeRow({});
 
 if (opts.mode === 'busy') {

@@ -3,9 +3,14 @@
 // Loaded by the generated <root>/bin/claude, so argv[1] is <root>/bin/claude and the registry is
 // <root>/registry (SUNSET_FLEET_REGISTRY overrides).
 //
-//   claude agents [--json] [--all]   the roster (JSON array with --json; rows without a live pid only with --all)
-//   claude stop <id>                 ask a background session to leave (writes registry/stop/<id>, waits ≤ 3 s)
-//   claude attach <id>               an attached client: sits until killed
+//   claude agents --json [--all]     the roster (JSON array; rows without a live pid only with --all), in the
+//                                    real CLI's shapes (docs/claude-code.md): interactive rows carry no `id` and
+//                                    no `state` and vanish when they end; background records keep no pid and
+//                                    no status; startedAt is epoch ms; a background row's state is its job's
+//                                    (<root>/claude/jobs/<id>/state.json)
+//   claude agents                    the agent view: a person's TUI; here it prints the rows and sits until killed
+//   claude stop <id|prefix>          ask a background session to leave (writes registry/stop/<id>, waits ≤ 3 s)
+//   claude attach <id|prefix|name>   an attached client: sits until killed
 //   claude --resume <sessionId>      the conversation back, in the foreground (an agent with the same ids)
 //
 // It never sends a signal to anything.
@@ -15,6 +20,7 @@ import { spawn } from 'node:child_process';
 
 const REG = process.env.SUNSET_FLEET_REGISTRY || resolve(dirname(process.argv[1] ?? '.'), '..', 'registry');
 const p = (...parts) => join(REG, ...parts);
+const CLAUDE_DIR = join(REG, '..', 'claude');
 
 function die(code, msg) {
   process.stderr.write(`claude: ${msg}\n`);
@@ -82,25 +88,36 @@ function storedRows() {
   return rows;
 }
 
-function findRow(id) {
-  const row = readJson(p('agents', `${id}.json`));
-  if (row) return row;
-  return storedRows().find((r) => r.id === id) ?? null;
-}
-
-/** What `claude agents` prints for a stored row. Fields starting with `_` are the harness's own. */
+/**
+ * What `claude agents` prints for a stored row, in the real CLI's shapes; null when the real CLI would list
+ * nothing (an interactive session that has ended). Fields starting with `_` are the harness's own.
+ */
 function present(row) {
   const out = {};
   for (const [k, v] of Object.entries(row)) if (!k.startsWith('_')) out[k] = v;
-  if (out.pid !== null && out.pid !== undefined && !alive(out.pid)) {
-    out.pid = null;
-    out.state = 'stopped';
+  const live = out.pid !== null && out.pid !== undefined && alive(out.pid);
+  if (row.kind === 'background') {
+    const job = readJson(join(CLAUDE_DIR, 'jobs', row.id, 'state.json'));
+    if (job && typeof job.state === 'string') out.state = job.state;
   }
-  if (out.pid === undefined) out.pid = null;
-  const override = readText(p('status', row.id));
-  if (override !== null && override.trim()) out.status = override.trim();
+  if (!live) {
+    if (row.kind === 'interactive' && !row._keepRecord) return null;
+    delete out.pid;
+    delete out.status;
+    if (row.kind === 'background' && out.state === 'working') out.state = 'stopped';
+  }
+  if (live) {
+    const override = readText(p('status', row.id));
+    if (override !== null && override.trim()) out.status = override.trim();
+  }
+  if (row.kind === 'interactive') {
+    delete out.id;
+    delete out.state;
+  }
+  if (typeof out.startedAt === 'string' && Number.isFinite(Date.parse(out.startedAt))) out.startedAt = Date.parse(out.startedAt);
   const extra = readJson(p('extra', `${row.id}.json`));
   if (extra && typeof extra === 'object') Object.assign(out, extra);
+  for (const [k, v] of Object.entries(out)) if (v === undefined) delete out[k];
   return out;
 }
 
@@ -119,22 +136,40 @@ function agents(args) {
   }
   const all = args.includes('--all') || args.includes('-a');
   const json = args.includes('--json');
-  let rows = storedRows().map(present);
-  if (!all) rows = rows.filter((r) => r.pid !== null);
-  rows.sort((a, b) => String(a.startedAt ?? '').localeCompare(String(b.startedAt ?? '')) || String(a.id).localeCompare(String(b.id)));
+  let rows = storedRows().map(present).filter(Boolean);
+  if (!all) rows = rows.filter((r) => typeof r.pid === 'number');
+  rows.sort((a, b) => Number(a.startedAt ?? 0) - Number(b.startedAt ?? 0) || String(a.sessionId).localeCompare(String(b.sessionId)));
   if (json) {
     process.stdout.write(JSON.stringify(rows) + '\n');
-  } else {
-    for (const r of rows) process.stdout.write(`${r.id}\t${r.kind}\t${r.pid ?? '-'}\t${r.state}\t${r.status}\t${r.cwd}\n`);
+    return;
   }
+  // the agent view: a person's screen, from which any background session can be opened; it sits
+  for (const r of rows) process.stdout.write(`${r.id ?? r.sessionId}\t${r.kind}\t${r.pid ?? '-'}\t${r.state ?? ''}\t${r.status ?? ''}\t${r.cwd}\n`);
+  setInterval(() => {
+    if (!existsSync(p('agents'))) process.exit(0);
+  }, 1000);
+}
+
+/** A live background row whose id is `id`, or starts with it (the real CLI takes a prefix); else null. */
+function findBackground(id) {
+  const rows = storedRows().filter((r) => r.kind === 'background');
+  const exact = rows.find((r) => r.id === id);
+  if (exact) return exact;
+  const byPrefix = rows.filter((r) => typeof r.id === 'string' && r.id.startsWith(id));
+  return byPrefix.length === 1 ? byPrefix[0] : null;
 }
 
 function stop(args) {
-  const id = checkId(args[0]);
-  const row = findRow(id);
-  if (!row) die(1, `no session with id ${id}`);
+  const given = checkId(args[0]);
+  // like the real CLI: only a background session's short id (or a prefix of it); an interactive one is no match
+  const row = findBackground(given);
+  if (!row) die(1, `No session matching '${given}'`);
+  const id = row.id;
   const pid = row.pid;
-  if (pid === null || pid === undefined || !alive(pid)) die(1, `session ${id} is not running`);
+  if (pid === null || pid === undefined || !alive(pid)) {
+    process.stdout.write(`stopped ${id}\n`); // the real CLI answers the same for a session already stopped
+    return;
+  }
   const stopFile = p('stop', id);
   const tmp = p('stop', `.${id}.${process.pid}.tmp`);
   writeFileSync(tmp, JSON.stringify({ id, pid, by: process.pid, at: new Date().toISOString() }) + '\n');
@@ -176,7 +211,7 @@ function resume(args) {
 }
 
 function attach(args) {
-  checkId(args[0]);
+  if (!args[0]) die(2, 'missing session id or name');
   // An attached client: it just sits. Leaves on its own when the fleet's registry is removed.
   setInterval(() => {
     if (!existsSync(p('agents'))) process.exit(0);

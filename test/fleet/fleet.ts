@@ -68,6 +68,8 @@ export interface SpawnOptions {
   cwd?: string;
   /** Hold this many MB resident (memory-pressure tests). */
   ballastMB?: number;
+  /** The session's name (the real CLI's `name`; `claude attach <name>` takes it). */
+  name?: string;
 }
 
 export interface InteractiveOptions extends SpawnOptions {
@@ -241,6 +243,8 @@ export class TestFleet {
   readonly inboxDir: string;
   readonly projectsDir: string;
   readonly stateDir: string;
+  /** Claude Code's own folder as the stand-in keeps it: jobs/<id>/state.json, jobs/pins.json. */
+  readonly claudeDir: string;
   readonly tmuxSocket: string;
   readonly rosterCommand: string[];
 
@@ -259,6 +263,7 @@ export class TestFleet {
     this.inboxDir = join(root, 'inbox');
     this.projectsDir = join(root, 'projects');
     this.stateDir = join(root, 'state');
+    this.claudeDir = join(root, 'claude');
     this.tmuxSocket = `sunset-test-${randomBytes(5).toString('hex')}`;
     this.rosterCommand = [this.claudeBin, 'agents', '--json', '--all'];
   }
@@ -272,7 +277,7 @@ export class TestFleet {
       root = mkdtempSync(join(tmpdir(), 'sunset-fleet-'));
     }
     const f = new TestFleet(root);
-    for (const d of ['registry', 'bin', 'tasks', 'inbox', 'projects', 'work']) mkdirSync(join(root, d), { recursive: true });
+    for (const d of ['registry', 'bin', 'tasks', 'inbox', 'projects', 'work', 'claude/jobs']) mkdirSync(join(root, d), { recursive: true });
     for (const d of ['agents', 'stop', 'ended', 'status', 'extra']) mkdirSync(join(f.registryDir, d), { recursive: true });
     const url = pathToFileURL(claudeScript()).href;
     writeFileSync(
@@ -298,6 +303,7 @@ export class TestFleet {
         tasksDir: this.tasksDir,
         inboxDir: this.inboxDir,
         projectsDir: this.projectsDir,
+        claudeDir: this.claudeDir,
         tmuxSocket: this.tmuxSocket,
         attachArgv: ['claude', 'attach'],
       },
@@ -335,7 +341,9 @@ export class TestFleet {
       '--kind', a.kind,
       '--mode', a.mode,
       '--cwd', a.cwd,
+      '--claude-dir', this.claudeDir,
     ];
+    if (o.name) args.push('--name', o.name);
     if (!o.noTranscript) args.push('--transcript', a.transcriptPath);
     if (o.bgOnExit) args.push('--bg-on-exit');
     if (o.ballastMB) args.push('--ballast-mb', String(o.ballastMB));
@@ -430,8 +438,9 @@ export class TestFleet {
       mkdirSync(dirname(a.transcriptPath), { recursive: true });
       writeFileSync(a.transcriptPath, JSON.stringify({ type: 'start', sessionId, at: startedAt }) + '\n');
       if (o.transcriptAgeMs !== undefined) this.ageTranscript(a, o.transcriptAgeMs);
-      const row = { id, sessionId, kind: 'background', pid, state: 'running', status: 'idle', cwd, startedAt, _light: true };
+      const row = { id, sessionId, kind: 'background', pid, state: 'working', status: 'idle', cwd, startedAt, _light: true };
       writeAtomic(this.rowPath(id), JSON.stringify(row) + '\n');
+      this.setJob(id, { state: 'working', tempo: 'idle', needs: null, inFlight: { tasks: 0, queued: 0 } });
       this.agents.set(id, a);
       out.push(a);
     }
@@ -468,6 +477,53 @@ export class TestFleet {
   }
 
   // ---------------------------------------------------------------- shaping evidence
+
+  /** A background job's state file (<root>/claude/jobs/<id>/state.json), merged with patch: state, needs, inFlight… */
+  setJob(a: Agent | string, patch: Record<string, unknown>): void {
+    const id = this.idOf(a);
+    const file = join(this.claudeDir, 'jobs', id, 'state.json');
+    mkdirSync(dirname(file), { recursive: true });
+    let cur: Record<string, unknown> = {};
+    try {
+      cur = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch {
+      /* none yet */
+    }
+    writeAtomic(file, JSON.stringify({ ...cur, ...patch, updatedAt: Date.now() }, null, 2));
+  }
+
+  /** Any bytes as a job's state file (odd shapes, garbage). */
+  setJobRaw(a: Agent | string, text: string): void {
+    const file = join(this.claudeDir, 'jobs', this.idOf(a), 'state.json');
+    mkdirSync(dirname(file), { recursive: true });
+    writeAtomic(file, text);
+  }
+
+  job(a: Agent | string): Record<string, any> | null {
+    try {
+      return JSON.parse(readFileSync(join(this.claudeDir, 'jobs', this.idOf(a), 'state.json'), 'utf8')) as Record<string, any>;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Claude Code's pins file (jobs/pins.json) as a list of short ids, written as the CLI does (2-space indent, no final newline). */
+  setPins(ids: string[]): void {
+    writeAtomic(join(this.claudeDir, 'jobs', 'pins.json'), JSON.stringify(ids, null, 2));
+  }
+
+  /** Any bytes as the pins file. */
+  setPinsRaw(text: string): void {
+    writeAtomic(join(this.claudeDir, 'jobs', 'pins.json'), text);
+  }
+
+  pinsText(): string | null {
+    try {
+      return readFileSync(join(this.claudeDir, 'jobs', 'pins.json'), 'utf8');
+    } catch {
+      return null;
+    }
+  }
 
   setStatus(a: Agent | string, s: Status): void {
     writeAtomic(join(this.registryDir, 'status', this.idOf(a)), s);
@@ -540,16 +596,27 @@ export class TestFleet {
 
   // ---------------------------------------------------------------- clients
 
-  /** A client attached to a session: `node <root>/bin/claude attach <id>`, sits until closed. */
+  /** A client attached to a session: `node <root>/bin/claude attach <id|prefix|name>`, sits until closed. */
   async attach(a: Agent | string): Promise<Attachment> {
     this.assertLive();
     const id = typeof a === 'string' ? a : a.id;
-    const child = spawn(process.execPath, [this.claudeBin, 'attach', id], { detached: true, stdio: 'ignore' });
+    return this.client(['attach', id], 'attach');
+  }
+
+  /** A person's agent view: `claude agents` with no --json (a TUI that can open any background session), sits until closed. */
+  agentView(): Promise<Attachment> {
+    this.assertLive();
+    return this.client(['agents'], 'agents');
+  }
+
+  private async client(args: string[], marker: string): Promise<Attachment> {
+    const id = args.join(' ');
+    const child = spawn(process.execPath, [this.claudeBin, ...args], { detached: true, stdio: 'ignore' });
     if (!child.pid) throw new Error('test fleet: could not spawn attach');
     child.unref();
     const pid = child.pid;
     this.attachPids.add(pid);
-    const ok = await waitFor(() => (cmdline(pid) ?? []).includes('attach'), 5000, 10);
+    const ok = await waitFor(() => (cmdline(pid) ?? []).includes(marker), 5000, 10);
     if (!ok) throw new Error(`test fleet: attach ${id} did not start`);
     return {
       pid,

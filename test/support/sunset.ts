@@ -63,7 +63,7 @@ export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}
     roles: ['producers', 'workers'],
     log: createLogger('debug', sink),
     exitImpl: async (t, c) => {
-      exitCalls.push(t.id);
+      exitCalls.push(t.id ?? t.sessionId);
       return sessionExit(t, c);
     },
     ...o,
