@@ -207,7 +207,7 @@ async function ensure(version: string): Promise<string> {
     try {
       const args = [
         'install', '--prefix', tmp, '--no-save', '--no-audit', '--no-fund', '--no-package-lock',
-        '--loglevel=error', '--fetch-timeout=60000', '--fetch-retries=1', `${CLAUDE_CODE_PACKAGE}@${version}`,
+        '--loglevel=error', '--fetch-timeout=60000', '--fetch-retries=1', '--fetch-retry-mintimeout=2000', '--fetch-retry-maxtimeout=5000', `${CLAUDE_CODE_PACKAGE}@${version}`,
       ];
       const r = await run('npm', args, { cwd: tmp, env: { ...process.env, npm_config_update_notifier: 'false' }, timeoutMs: 15 * 60_000 });
       if (r.error || r.code !== 0) {

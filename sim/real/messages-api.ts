@@ -16,6 +16,8 @@
 //     A non-JSON answer makes it retry once ("Previous response was not valid JSON") and then keep `working`;
 //   - once per background job: a *label* request ("2-4 word lowercase label for this job") whose plain-text
 //     answer becomes the session's `name` (nameSource "auto") unless the session was given one;
+//   - when a person comes back to a session (attach, open from the agent view): a *recap* request, a main-
+//     shaped request whose last human text starts "The user stepped away and is coming back. Recap …";
 //   - POST /v1/messages/count_tokens now and then.
 //
 // Markers in the human prompt text steer the answers (combine freely):
@@ -36,7 +38,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 
-export type RequestKind = 'main' | 'classifier' | 'label' | 'count_tokens' | 'aux' | 'other';
+export type RequestKind = 'main' | 'classifier' | 'label' | 'recap' | 'count_tokens' | 'aux' | 'other';
 
 export interface Markers {
   state?: 'done' | 'blocked' | 'working' | 'failed';
@@ -220,7 +222,12 @@ export function classify(path: string, body: any): RequestKind {
   const first = firstUserString(body);
   if (/decide which of four states/.test(sys)) return 'classifier';
   if (/label for this job/.test(first)) return 'label';
-  if (Array.isArray(body?.tools) && body.tools.length > 0) return 'main';
+  if (Array.isArray(body?.tools) && body.tools.length > 0) {
+    // a person coming back to a session (attach / open from the agent view) gets a recap: a side query
+    // on the conversation whose last human text is this instruction; it is not a turn of the session
+    if (/^\s*The user stepped away and is coming back/.test(latestHumanText(body) ?? '')) return 'recap';
+    return 'main';
+  }
   return 'aux';
 }
 
@@ -498,6 +505,8 @@ export class MessagesApi {
         const words = stripMarkers(r.prompt ?? 'stand-in job').toLowerCase().replace(/[^a-z0-9 ._-]/g, ' ').split(/\s+/).filter(Boolean);
         return { text: words.slice(0, 4).join(' ') || 'stand-in job' };
       }
+      case 'recap':
+        return { text: 'Stand-in recap: the last turn is answered; nothing is pending.' };
       case 'main': {
         if (m.error) return { error: { status: m.error } };
         if (m.hang && !r.toolResultTurn) return { hang: true };
@@ -514,8 +523,8 @@ export class MessagesApi {
           const ask = stripMarkers(r.prompt ?? '');
           text = `Stand-in reply to: ${ask.slice(0, 200) || '(empty prompt)'}`;
         }
+        // (no `result:` line for done: the CLI reads one as "done" itself and never asks the classifier)
         if (m.state === 'blocked') text += `\n\n${m.needs || 'Which option should I take?'}`;
-        else if (m.state === 'done' && m.reply === undefined) text += '\n\nresult: stand-in result';
         return { text, slowMs: m.slowMs };
       }
       default: {
