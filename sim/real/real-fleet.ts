@@ -284,6 +284,7 @@ function writeAtomic(file: string, data: string): void {
 }
 
 const NAME_OK = /^[A-Za-z0-9._-]+$/;
+const escapeRe = (t: string): string => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // ------------------------------------------------------------------ the fleet
 
@@ -562,6 +563,38 @@ export class RealFleet {
     writeAtomic(join(this.claudeDir, 'jobs', 'pins.json'), JSON.stringify([...cur, shortId], null, 2));
   }
 
+  /**
+   * Toggle a pin the way a person does: open the agent view, move the cursor to the session's row (by its
+   * roster name) and press ctrl+t; resolves once pins.json changed, then closes the view. Returns the pins.
+   */
+  async togglePinInAgentView(shortId: string, timeoutMs = 20_000): Promise<string[]> {
+    const row = await this.rosterRow(shortId);
+    if (!row?.name) throw new Error(`real fleet: no named roster row for ${shortId}`);
+    const name = row.name;
+    const before = JSON.stringify(this.pins());
+    const view = await this.agentView();
+    try {
+      await this.waitForScreen(view.paneId, new RegExp(escapeRe(name)), timeoutMs);
+      const cursorOn = (): boolean => {
+        const line = this.capturePaneSafe(view.paneId).split('\n').find((l) => /^\s*❯\s/.test(l) && !/describe a task/.test(l));
+        return !!line && line.includes(name);
+      };
+      for (const key of ['Up', 'Down']) {
+        for (let i = 0; i < 30 && !cursorOn(); i++) {
+          this.pressKeys(view.paneId, key);
+          await sleep(120);
+        }
+        if (cursorOn()) break;
+      }
+      if (!cursorOn()) throw new Error(`real fleet: could not put the agent view's cursor on ${name}; screen:\n${this.capturePaneSafe(view.paneId)}`);
+      this.pressKeys(view.paneId, 'C-t');
+      if (!(await this.waitFor(() => JSON.stringify(this.pins()) !== before, timeoutMs, 50))) throw new Error(`real fleet: ctrl+t did not change pins.json`);
+      return this.pins();
+    } finally {
+      await view.close();
+    }
+  }
+
   unpin(shortId: string): void {
     const cur = this.pins();
     if (!cur.includes(shortId)) return;
@@ -786,6 +819,8 @@ export class RealFleet {
       if (!hostOf.has(p.pid) && !kids.some((c) => c.role === 'session')) p.role = 'spare-pty-host';
       if (!p.shortId) p.shortId = kids.find((c) => c.shortId)?.shortId;
     }
+    // the agent view's claimed session says so in its sessions/<pid>.json ("spare": true, "agent": "claude")
+    for (const p of procs) if (sessionsByPid.get(p.pid)?.spare === true && p.shortId) viewShorts.add(p.shortId);
     for (const p of procs) {
       if (!p.shortId || !viewShorts.has(p.shortId)) continue;
       if (p.role === 'session') p.role = 'view-session';
