@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // a redis-server of the run's own (unless REDIS_URL is set), checked empty of test keys at the end
+    globalSetup: ['test/support/global-setup.ts'],
     exclude: ['dist/**', 'node_modules/**'],
     testTimeout: 120_000,
     hookTimeout: 60_000,

@@ -144,9 +144,12 @@ export function overheadKind(args: readonly string[]): OverheadKind | null {
   if (args.includes('bg-pty-host')) return 'spare';
   if (args.includes('daemon')) return 'daemon';
   const verb = args.find((a) => !a.startsWith('-'));
-  if (verb === 'attach' || verb === 'agents') return 'clients';
+  if (verb === 'attach' || (verb === 'agents' && !args.includes('--json'))) return 'clients';
   return null;
 }
+
+/** A roster call (`claude agents --json`): sunset's own, or another tool's; it lives for a fraction of a second. */
+const isRosterCall = (args: readonly string[]) => args.includes('agents') && args.includes('--json');
 
 /**
  * The fleet's overhead: every Claude Code process (and its descendants) that no session's count holds —
@@ -162,8 +165,8 @@ export function fleetOverhead(table: ProcTable, counted: ReadonlySet<number>, na
     if (memo.has(pid)) return memo.get(pid)!;
     const p = table.procs.get(pid);
     let k: OverheadKind | null = null;
-    if (p && pid !== ownPid && p.ppid !== ownPid && hops < 64) {
-      const args = claudeArgs(p.argv, names);
+    const args = p ? claudeArgs(p.argv, names) : null;
+    if (p && pid !== ownPid && !(args && isRosterCall(args)) && hops < 64) {
       const own = args ? overheadKind(args) : null;
       const up = p.ppid > 1 && p.ppid !== ownPid && !counted.has(p.ppid) ? kindOf(p.ppid, hops + 1) : null;
       if (args) k = own ?? up ?? 'other';
@@ -173,7 +176,7 @@ export function fleetOverhead(table: ProcTable, counted: ReadonlySet<number>, na
     return k;
   };
   for (const p of table.procs.values()) {
-    if (counted.has(p.pid) || p.state === 'Z' || p.pid === ownPid || p.ppid === ownPid) continue;
+    if (counted.has(p.pid) || p.state === 'Z' || p.pid === ownPid) continue;
     const k = kindOf(p.pid);
     if (!k) continue;
     byKind[k].processes++;

@@ -13,6 +13,8 @@ import { hookFileName, listHookFiles, readHookState } from './hook-events.js';
 import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from './verdict.js';
 
 export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
+/** A pid-less row in one of these job states has ended; any other young pid-less row may still be starting. */
+const ENDED_STATES = new Set(['stopped', 'done', 'failed']);
 
 export interface SessionView extends SessionFacts, Decision {
   row: RosterRow;
@@ -89,7 +91,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
 
   const procs = table instanceof Error ? null : table;
   const cliNames = claudeNames(f.claudeCommand, f.attachArgv);
-  const clients = procs ? findClients(procs, cliNames, f.attachArgv) : null;
+  const clients = procs ? findClients(procs, cliNames, f.attachArgv, f.claudeDir) : null;
   const agentViews = clients?.agentViews.length ?? 0;
   const base = { at, host: config.host, tasks: tasks.ok ? tasks.tasks : [], invalidTasks: invalid, problems, probeErrors, overhead: null, agentViews };
   // A roster that failed makes every row unknown: there is nothing to judge (DESIGN §4).
@@ -109,7 +111,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       let procStartMs: number | null = null;
       // a new `claude --bg` shows no pid for about a second: starting, not a record (it holds a slot, and no chain ends on it)
       const startedMs = row.startedAt ? Date.parse(row.startedAt) : NaN;
-      const starting = row.pid === null && row.kind !== 'interactive' && at - startedMs < config.windows.starting && at - startedMs > -config.windows.starting;
+      const starting = row.pid === null && row.kind !== 'interactive' && !ENDED_STATES.has(row.state ?? '') && at - startedMs < config.windows.starting && at - startedMs > -config.windows.starting;
       if (row.pid === null) live = false;
       else if (procs) {
         const l = liveness(procs, row.pid, row.startedAt);

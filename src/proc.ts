@@ -202,13 +202,15 @@ export interface Clients {
   agentViews: number[];
 }
 
-export function findClients(table: ProcTable, names: ReadonlySet<string>, attachArgv: readonly string[], ownPid = process.pid): Clients {
+export function findClients(table: ProcTable, names: ReadonlySet<string>, attachArgv: readonly string[], claudeDir: string | null = null): Clients {
   const markers = attachArgv.slice(1);
   const out: Clients = { attach: [], agentViews: [] };
   for (const p of table.procs.values()) {
-    if (p.state === 'Z' || p.ppid === ownPid) continue; // sunset's own roster call is not a person
+    if (p.state === 'Z') continue;
     const args = claudeArgs(p.argv, names);
     if (!args) continue;
+    // a client of another Claude Code home (another user, another test's fleet) cannot show these sessions
+    if (claudeDir !== null && !sameClaudeDir(p.pid, claudeDir)) continue;
     const { verb, at } = verbOf(args);
     if (markers.length && verb === markers[0] && markers.every((m, k) => args[at + k] === m)) {
       const words = args.slice(at + markers.length).filter((w) => w && !w.startsWith('-'));
@@ -217,6 +219,31 @@ export function findClients(table: ProcTable, names: ReadonlySet<string>, attach
   }
   return out;
 }
+
+/**
+ * Is this process a client of the Claude Code home at claudeDir? Its CLAUDE_CONFIG_DIR, else $HOME/.claude,
+ * from /proc/<pid>/environ. An environment that cannot be read (another user's process) counts as the same
+ * home: unknown protects.
+ */
+export function sameClaudeDir(pid: number, claudeDir: string, procRoot = '/proc'): boolean {
+  let env: string;
+  try {
+    env = readFileSync(`${procRoot}/${pid}/environ`, 'latin1');
+  } catch {
+    return true;
+  }
+  let home: string | null = null;
+  let config: string | null = null;
+  for (const kv of env.split('\0')) {
+    if (kv.startsWith('HOME=')) home = kv.slice(5);
+    else if (kv.startsWith('CLAUDE_CONFIG_DIR=')) config = kv.slice(18);
+  }
+  const dir = config || (home ? `${home.replace(/\/+$/, '')}/.claude` : null);
+  if (!dir) return true;
+  return normal(dir) === normal(claudeDir);
+}
+
+const normal = (p: string) => p.replace(/\/+$/, '').replace(/\/+/g, '/');
 
 /** Does one of these attach clients name this session: its id, a prefix of its id or sessionId, its sessionId or its name? */
 export function attachedTo(clients: Clients['attach'], s: { id: string | null; sessionId: string; name: string | null }): number[] {

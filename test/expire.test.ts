@@ -60,7 +60,7 @@ describe('expire on a test fleet', () => {
     // silence against the time it ENDS (src/fleet.ts), so on a loaded box a slow roster call inflates it
     // (by at most probeTimeout, 5 s here)
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { expireIdle: 10_000, expireEvery: 300 } }));
-    const names = new Map(Object.entries({ idleBg, idleIt, attached, busy, waiting, awaiting, active, recent, inbox, noTranscript }).map(([k, a]) => [a.id, k]));
+    const names = new Map(Object.entries({ idleBg, idleIt, attached, busy, waiting, awaiting, active, recent, inbox, noTranscript }).map(([k, a]) => [a.kind === 'interactive' ? a.sessionId : a.id, k]));
     await until('both idle untasked sessions left', () => ctx.fleet.ended(idleBg).length > 0 && ctx.fleet.ended(idleIt).length > 0);
     expect(ctx.fleet.ended(idleBg)).toMatchObject([{ how: 'stop' }]); // claude stop: a background session
     expect(ctx.fleet.ended(idleIt)).toMatchObject([{ how: 'exit-typed' }]); // /exit typed into its pane

@@ -62,7 +62,7 @@ describe('sunset exited / sunset resume on a test fleet', () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/attach with: tmux -L/);
     expect(await waitFor(() => typeof ctx.fleet.row(i)?.pid === 'number' && ctx.fleet.isAlive(ctx.fleet.row(i)!.pid), 20_000)).toBe(true);
-    const v = JSON.parse((await runCli(['verdict', i.id, '--json', '--config', cfg])).stdout);
+    const v = JSON.parse((await runCli(['verdict', i.sessionId, '--json', '--config', cfg])).stdout);
     expect(v.sessions[0]).toMatchObject({ kind: 'interactive', verdict: 'protected', live: true });
     expect(v.sessions[0].reasons).toContain('resumed');
   });

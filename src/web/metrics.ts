@@ -79,6 +79,8 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     sessions: new Gauge({ name: 'sunset_sessions', help: 'Roster rows by verdict', labelNames: ['verdict'], registers: r }),
     rss: new Gauge({ name: 'sunset_rss_bytes', help: 'Process-tree RSS of live sessions, by lane', labelNames: ['lane'], registers: r }),
     laneSessions: new Gauge({ name: 'sunset_lane_sessions', help: 'Live sessions by lane', labelNames: ['lane'], registers: r }),
+    overhead: new Gauge({ name: 'sunset_fleet_overhead_bytes', help: "RSS Claude Code holds beside its sessions: the daemon, warm spares, people's clients, other", labelNames: ['kind'], registers: r }),
+    agentViews: new Gauge({ name: 'sunset_agent_views', help: 'Open agent views (claude agents): while one is open every background session is attach-unknown', registers: r }),
     eligibleRss: new Gauge({ name: 'sunset_eligible_rss_bytes', help: 'Process-tree RSS the sessions eligible now would give back by leaving', registers: r }),
     pressure: new Gauge({ name: 'sunset_memory_pressure', help: '1 when MemAvailable is under memoryFloorMB (exits then go largest RSS first), else 0', registers: r }),
     awaitingOldest: new Gauge({ name: 'sunset_awaiting_human_oldest_seconds', help: 'How long the oldest lane awaiting a human has waited', registers: r }),
@@ -107,6 +109,9 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
       g.laneSessions.set({ lane: l }, report.memory.byLane[l].sessions);
     }
     g.eligibleRss.set(report.memory.eligible.bytes);
+    const o = report.memory.overhead;
+    for (const k of ['daemon', 'spare', 'clients', 'other'] as const) g.overhead.set({ kind: k }, o ? o.byKind[k].bytes : 0);
+    g.agentViews.set(report.agentViews);
     g.pressure.set(report.memory.pressure ? 1 : 0);
     g.awaitingOldest.set(Math.round((report.awaitingHuman[0]?.waitedMs ?? 0) / 1000));
     const probes = new Map<string, number>(PROBES.map((p) => [p, 0]));

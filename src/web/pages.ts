@@ -69,7 +69,12 @@ function reasonsCell(s: SessionView): Html {
     const next = n ? `${n.step}${n.n ? ` ${n.n}` : ''}${n.at ? ` at ${n.at.slice(11, 19)} UTC` : ''}` : '';
     return html`<span>nothing protects it</span>${next ? html`<span class="sub">next: ${next}</span>` : ''}`;
   }
-  return html`<ul class="reasons">${s.reasons.map((r) => html`<li>${reasonWords(r)}<code>${r}</code></li>`)}</ul>`;
+  return html`<ul class="reasons">${s.reasons.map((r) => html`<li>${reasonWords(r)}<code>${r}</code></li>`)}</ul>${s.notes.map((n) => html`<span class="sub note">${n}</span>`)}`;
+}
+
+function agentViewBanner(snap: FleetSnapshot): Html {
+  if (!snap.agentViews) return html``;
+  return html`<div class="banner warn" id="agent-view" role="status"><b>A person has the agent view open</b> (<code>claude agents</code>${snap.agentViews > 1 ? `, ${snap.agentViews} of them` : ''}): from it any background session can be opened, so every background session counts as watched (<code>attach-unknown</code>) and none is asked or stopped until it closes.</div>`;
 }
 
 function sessionRow(r: Row, now: number): Html {
@@ -85,6 +90,11 @@ function sessionRow(r: Row, now: number): Html {
 <td class="num" data-sort="${live && s.rssBytes !== null ? s.rssBytes : ''}">${live ? formatBytes(s.rssBytes) : '—'}</td>
 <td data-sort="${r.step}">${r.step ? html`<span class="step-text">${r.step}</span>` : ''}${r.timeline ? timeline(r.timeline, { now }) : ''}</td>
 </tr>`;
+}
+
+function overheadWords(o: NonNullable<Report['memory']['overhead']>): string {
+  const k = o.byKind;
+  return `beside its sessions Claude Code holds: daemon ${formatBytes(k.daemon.bytes)}, warm spares ${formatBytes(k.spare.bytes)}, people's clients ${formatBytes(k.clients.bytes)}, other ${formatBytes(k.other.bytes)}`;
 }
 
 function figure(value: string | number, label: string, tone = '', title?: string): Html {
@@ -180,10 +190,12 @@ export function fleetPage(d: FleetPageData): string {
   const body = html`<h1>The fleet</h1>
 <p class="lede">Every roster row, the verdict on it and why. A finished session leaves by its own exit path (<code>claude stop</code>, or <code>/exit</code> typed into its pane), never by a signal: released, then one message, then at most three exit requests, then a person decides.</p>
 ${rosterBanner(snap)}
+${agentViewBanner(snap)}
 ${pressureBanner(mem)}
 <div class="figures">
 ${figure(report.roster.live, 'live sessions')}
 ${figure(formatBytes(report.memory.totalBytes), 'held by live sessions')}
+${report.memory.overhead ? figure(formatBytes(report.memory.overhead.bytes), 'fleet overhead', '', overheadWords(report.memory.overhead)) : ''}
 ${figure(`${give.sessions} · ${formatBytes(give.bytes)}`, 'eligible now · would give back', give.sessions ? 'ok' : '', `eligible now: ${plural(give.sessions, 'session')}, would give back ${formatBytes(give.bytes)}`)}
 ${figure(formatBytes(mem.availableBytes), mem.floorBytes === null ? 'MemAvailable · no floor' : `MemAvailable · floor ${formatBytes(mem.floorBytes)}`, mem.pressure ? 'bad' : '', mem.pressure ? 'under the memory floor — exits go largest first' : undefined)}
 ${figure(`${lanes.finished.sessions} · ${formatBytes(lanes.finished.bytes)}`, 'finished, still running')}

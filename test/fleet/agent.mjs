@@ -117,7 +117,7 @@ function writeRow(fields) {
 
 // A background job's state file, as Claude Code keeps it (<claude dir>/jobs/<id>/state.json): the harness
 // changes it (TestFleet.setJob) to make a job blocked, done, or busy with work in flight.
-const CLAUDE_DIR = opts.claudeDir || join(REG, '..', 'claude');
+const CLAUDE_DIR = opts.claudeDir || join(REG, '..', '.claude');
 const jobFile = join(CLAUDE_DIR, 'jobs', opts.id, 'state.json');
 function readJob() {
   try {

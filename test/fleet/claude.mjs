@@ -7,7 +7,7 @@
 //                                    real CLI's shapes (docs/claude-code.md): interactive rows carry no `id` and
 //                                    no `state` and vanish when they end; background records keep no pid and
 //                                    no status; startedAt is epoch ms; a background row's state is its job's
-//                                    (<root>/claude/jobs/<id>/state.json)
+//                                    (<root>/.claude/jobs/<id>/state.json: the fleet's root plays its HOME)
 //   claude agents                    the agent view: a person's TUI; here it prints the rows and sits until killed
 //   claude stop <id|prefix>          ask a background session to leave (writes registry/stop/<id>, waits ≤ 3 s)
 //   claude attach <id|prefix|name>   an attached client: sits until killed
@@ -20,7 +20,7 @@ import { spawn } from 'node:child_process';
 
 const REG = process.env.SUNSET_FLEET_REGISTRY || resolve(dirname(process.argv[1] ?? '.'), '..', 'registry');
 const p = (...parts) => join(REG, ...parts);
-const CLAUDE_DIR = join(REG, '..', 'claude');
+const CLAUDE_DIR = join(REG, '..', '.claude');
 
 function die(code, msg) {
   process.stderr.write(`claude: ${msg}\n`);

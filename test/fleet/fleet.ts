@@ -263,7 +263,7 @@ export class TestFleet {
     this.inboxDir = join(root, 'inbox');
     this.projectsDir = join(root, 'projects');
     this.stateDir = join(root, 'state');
-    this.claudeDir = join(root, 'claude');
+    this.claudeDir = join(root, '.claude'); // the fleet's root plays its HOME (clients run with HOME=root)
     this.tmuxSocket = `sunset-test-${randomBytes(5).toString('hex')}`;
     this.rosterCommand = [this.claudeBin, 'agents', '--json', '--all'];
   }
@@ -277,7 +277,7 @@ export class TestFleet {
       root = mkdtempSync(join(tmpdir(), 'sunset-fleet-'));
     }
     const f = new TestFleet(root);
-    for (const d of ['registry', 'bin', 'tasks', 'inbox', 'projects', 'work', 'claude/jobs']) mkdirSync(join(root, d), { recursive: true });
+    for (const d of ['registry', 'bin', 'tasks', 'inbox', 'projects', 'work', '.claude/jobs']) mkdirSync(join(root, d), { recursive: true });
     for (const d of ['agents', 'stop', 'ended', 'status', 'extra']) mkdirSync(join(f.registryDir, d), { recursive: true });
     const url = pathToFileURL(claudeScript()).href;
     writeFileSync(
@@ -478,7 +478,7 @@ export class TestFleet {
 
   // ---------------------------------------------------------------- shaping evidence
 
-  /** A background job's state file (<root>/claude/jobs/<id>/state.json), merged with patch: state, needs, inFlight… */
+  /** A background job's state file (<root>/.claude/jobs/<id>/state.json), merged with patch: state, needs, inFlight… */
   setJob(a: Agent | string, patch: Record<string, unknown>): void {
     const id = this.idOf(a);
     const file = join(this.claudeDir, 'jobs', id, 'state.json');
@@ -611,7 +611,7 @@ export class TestFleet {
 
   private async client(args: string[], marker: string): Promise<Attachment> {
     const id = args.join(' ');
-    const child = spawn(process.execPath, [this.claudeBin, ...args], { detached: true, stdio: 'ignore' });
+    const child = spawn(process.execPath, [this.claudeBin, ...args], { detached: true, stdio: 'ignore', env: { ...process.env, HOME: this.root } });
     if (!child.pid) throw new Error('test fleet: could not spawn attach');
     child.unref();
     const pid = child.pid;
