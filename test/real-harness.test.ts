@@ -218,6 +218,22 @@ describe('the real CLI under the harness', () => {
     expect(pidAlive(bg.pid)).toBe(true);
   });
 
+  it('api.onRequest overrides an answer (here a one-shot `claude -p`)', async () => {
+    const off = fleet.api.onRequest((r) => (r.kind === 'main' && r.prompt?.includes('override me') ? { text: 'OVERRIDDEN ANSWER' } : undefined));
+    try {
+      const r = await fleet.claude(['-p', 'please override me'], { cwd: fleet.workdir() });
+      expect(r.code).toBe(0);
+      expect(r.stdout.trim()).toBe('OVERRIDDEN ANSWER');
+    } finally {
+      off();
+    }
+    const seen = fleet.api.requests((q) => q.prompt === 'please override me');
+    expect(seen).toHaveLength(1);
+    expect(seen[0].headers).not.toHaveProperty('authorization');
+    expect(seen[0].headers).not.toHaveProperty('x-api-key');
+    expect(seen[0].headers['user-agent']).toMatch(/^claude-cli\/2\.1\.328/);
+  });
+
   it('destroy() ends every process of the fleet and is idempotent', async () => {
     const before = fleet.processes();
     expect(before.length).toBeGreaterThan(3);

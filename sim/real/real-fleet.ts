@@ -284,6 +284,7 @@ function writeAtomic(file: string, data: string): void {
 }
 
 const NAME_OK = /^[A-Za-z0-9._-]+$/;
+const ROOT_PREFIX = 'sunset-real-';
 const escapeRe = (t: string): string => t.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 // ------------------------------------------------------------------ the fleet
@@ -328,7 +329,9 @@ export class RealFleet {
   static async create(opts: RealFleetOptions = {}): Promise<RealFleet> {
     const version = opts.version ?? CLAUDE_CODE_VERSION;
     const binary = opts.binary ?? (await ensureClaudeCode(version));
-    const root = mkdtempSync(join(tmpdir(), 'sunset-real-'));
+    await RealFleet.reapOrphans();
+    const root = mkdtempSync(join(tmpdir(), ROOT_PREFIX));
+    writeFileSync(join(root, 'owner.json'), JSON.stringify({ pid: process.pid, procStart: procStat(process.pid)?.starttime ?? null }) + '\n');
     let api: MessagesApi | undefined;
     try {
       api = await MessagesApi.start();
@@ -396,6 +399,52 @@ export class RealFleet {
       rmSync(root, { recursive: true, force: true });
       throw e;
     }
+  }
+
+  /**
+   * End what crashed test runs left: processes whose HOME is a fleet home (<tmp>/sunset-real-XXXXXX/home) whose
+   * owner (the process that created the fleet, root/owner.json) is gone. Live fleets of other processes are
+   * left alone. Returns the pids ended. Called by create().
+   */
+  static async reapOrphans(): Promise<number[]> {
+    const homeRe = new RegExp(`^${escapeRe(join(tmpdir(), ROOT_PREFIX))}[^/]+/home$`);
+    const byRoot = new Map<string, Array<{ pid: number; daemon: boolean }>>();
+    for (const pid of livePids()) {
+      if (pid === process.pid || !pidAlive(pid)) continue;
+      let env: string;
+      try {
+        env = readFileSync(`/proc/${pid}/environ`, 'utf8');
+      } catch {
+        continue;
+      }
+      const home = env.split('\0').find((e) => e.startsWith('HOME='))?.slice(5);
+      if (!home || !homeRe.test(home)) continue;
+      const root = dirname(home);
+      const list = byRoot.get(root) ?? [];
+      list.push({ pid, daemon: argvWords(cmdline(pid) ?? []).slice(1, 3).join(' ') === 'daemon run' });
+      byRoot.set(root, list);
+    }
+    const ended: number[] = [];
+    for (const [root, list] of byRoot) {
+      const owner = readJson<{ pid?: number; procStart?: string | null }>(join(root, 'owner.json'));
+      const ownerAlive = !!owner?.pid && pidAlive(owner.pid) && (!owner.procStart || procStat(owner.pid)?.starttime === owner.procStart);
+      if (ownerAlive) continue;
+      const ordered = [...list.filter((x) => x.daemon), ...list.filter((x) => !x.daemon)];
+      for (const { pid } of ordered) {
+        try {
+          process.kill(pid, 'SIGKILL');
+          ended.push(pid);
+        } catch {
+          /* gone */
+        }
+      }
+      await waitFor(() => list.every((x) => !pidAlive(x.pid)), 5_000, 25);
+      const claudeDir = join(root, 'home', '.claude');
+      const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
+      rmSync(join('/tmp', `cc-daemon-${uid}`, createHash('sha256').update(claudeDir).digest('hex').slice(0, 8)), { recursive: true, force: true });
+      rmSync(root, { recursive: true, force: true });
+    }
+    return ended;
   }
 
   // ---------------------------------------------------------------- folders and files
