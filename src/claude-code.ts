@@ -18,23 +18,22 @@ export const pinsFile = (claudeDir: string) => join(claudeDir, 'jobs', 'pins.jso
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
 
 /**
- * How much is in flight, from state.json's `inFlight` object: its numbers and the lengths of its lists,
- * summed (tasks, queued, …). Absent, or anything of another shape, is null: unknown.
+ * How much is in flight, from state.json's `inFlight` object (2.1.328: `{ tasks, queued, kinds, drainableMonitors }`):
+ * its counts summed. Lists (`kinds`) describe the counts and are not counted again. Absent (a job just started
+ * writes none), no count at all, or a count of another shape, is null: unknown.
  */
 export function inFlightCount(v: unknown): number | null {
   if (v === null || typeof v !== 'object' || Array.isArray(v)) return null;
   let n = 0;
+  let counts = 0;
   for (const x of Object.values(v as Record<string, unknown>)) {
-    if (typeof x === 'number' && Number.isFinite(x) && x >= 0) n += x;
-    else if (Array.isArray(x)) n += x.length;
-    else if (typeof x === 'boolean') n += x ? 1 : 0;
-    else if (x !== null && typeof x === 'object') {
-      const inner = inFlightCount(x);
-      if (inner === null) return null;
-      n += inner;
+    if (Array.isArray(x)) continue;
+    if (typeof x === 'number' && Number.isFinite(x) && x >= 0) {
+      n += x;
+      counts++;
     } else if (x !== null && x !== undefined) return null;
   }
-  return n;
+  return counts ? n : null;
 }
 
 /** Parse a job's state.json. null when it is not a JSON object (unknown). Pure. */
@@ -157,7 +156,14 @@ const isRosterCall = (args: readonly string[]) => args.includes('agents') && arg
  * sessions plus overhead is what the box holds. A process is of the kind of its nearest ancestor-or-self
  * whose argv says (a warm spare's session under its pty host is a spare). sunset's own children are not the fleet's.
  */
-export function fleetOverhead(table: ProcTable, counted: ReadonlySet<number>, names: ReadonlySet<string>, ownPid = process.pid): Overhead {
+export function fleetOverhead(
+  table: ProcTable,
+  counted: ReadonlySet<number>,
+  names: ReadonlySet<string>,
+  o: { ownPid?: number; rss?: (pids: number[]) => number } = {},
+): Overhead {
+  const ownPid = o.ownPid ?? process.pid;
+  const rss = o.rss ?? pidsRss;
   const byKind: Overhead['byKind'] = { daemon: { processes: 0, bytes: 0 }, spare: { processes: 0, bytes: 0 }, clients: { processes: 0, bytes: 0 }, other: { processes: 0, bytes: 0 } };
   const memo = new Map<number, OverheadKind | null>();
   // null: not part of the fleet; else its kind
@@ -180,7 +186,7 @@ export function fleetOverhead(table: ProcTable, counted: ReadonlySet<number>, na
     const k = kindOf(p.pid);
     if (!k) continue;
     byKind[k].processes++;
-    byKind[k].bytes += pidsRss([p.pid]);
+    byKind[k].bytes += rss([p.pid]);
   }
   return { bytes: Object.values(byKind).reduce((a, k) => a + k.bytes, 0), byKind };
 }

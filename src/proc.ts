@@ -178,11 +178,18 @@ export function claudeNames(claudeCommand: string, attachArgv: readonly string[]
   return out;
 }
 
-/** The words after the command name when argv runs a Claude Code binary (directly, or after an interpreter such as node); else null. */
+/**
+ * The words after the command name when argv runs a Claude Code binary (directly, or after an interpreter such
+ * as node); else null. The real CLI retitles its helpers: argv[0] becomes one word with spaces, such as
+ * "claude bg-pty-host" or "claude bg-spare", whose first part is the name and the rest its first words.
+ */
 export function claudeArgs(argv: readonly string[], names: ReadonlySet<string>): string[] | null {
   for (const at of [0, 1]) {
     const a = argv[at];
-    if (a && names.has(basename(a))) return argv.slice(at + 1);
+    if (!a) continue;
+    if (names.has(basename(a))) return argv.slice(at + 1);
+    const sp = a.indexOf(' ');
+    if (sp > 0 && names.has(basename(a.slice(0, sp)))) return [...a.slice(sp + 1).split(' ').filter(Boolean), ...argv.slice(at + 1)];
   }
   return null;
 }
