@@ -33,8 +33,10 @@ function jsonl(file: string): unknown[] {
 }
 
 async function main(): Promise<void> {
+  const readme = existsSync(join(OUT, 'README.md')) ? readFileSync(join(OUT, 'README.md'), 'utf8') : null;
   rmSync(OUT, { recursive: true, force: true });
   mkdirSync(OUT, { recursive: true });
+  if (readme !== null) writeFileSync(join(OUT, 'README.md'), readme);
   const f = await RealFleet.create();
   const notes: Record<string, unknown> = { version: f.version, capturedAt: new Date().toISOString(), root: f.root };
   try {
