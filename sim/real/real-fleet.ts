@@ -780,6 +780,11 @@ export class RealFleet {
     return this.startClient(['agents', ...(opts.args ?? [])], opts.cwd);
   }
 
+  /** The clients opened with attach() / agentView() and not closed yet. */
+  openClients(): ClientHandle[] {
+    return [...this.clients.values()];
+  }
+
   private async startClient(args: string[], cwd?: string): Promise<ClientHandle> {
     this.assertLive();
     const tmuxSession = `client-${++this.seq}-${randomBytes(3).toString('hex')}`;
