@@ -439,6 +439,7 @@ export class RealFleet {
         }
       }
       await waitFor(() => list.every((x) => !pidAlive(x.pid)), 5_000, 25);
+      for (const { pid } of list) rmSync(join('/tmp', 'cc-socks', `${pid}.sock`), { force: true });
       const claudeDir = join(root, 'home', '.claude');
       const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
       rmSync(join('/tmp', `cc-daemon-${uid}`, createHash('sha256').update(claudeDir).digest('hex').slice(0, 8)), { recursive: true, force: true });
