@@ -1,0 +1,67 @@
+// sunset pointed at a fleet of the REAL Claude Code CLI (sim/real/real-fleet.ts): the fleet's own HOME, daemon,
+// tmux socket and stand-in Messages API; the test's own redis-server. sunset runs the CLI through a small
+// wrapper that carries the fleet's environment (a person runs sunset as the user whose HOME holds the fleet).
+import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseConfig, type Config } from '../../src/config.js';
+import type { RealFleet } from '../../sim/real/real-fleet.js';
+import { shellWord } from '../../src/resume.js';
+import { FAST_WINDOWS, uniqueHost } from './sunset.js';
+
+/** `<root>/bin/claude`: the real binary with the fleet's environment (HOME, the stand-in API); argv[0] stays the binary's. */
+export function claudeWrapper(fleet: RealFleet): string {
+  const bin = join(fleet.root, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const file = join(bin, 'claude');
+  const vars = Object.entries(fleet.env)
+    .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
+    .map(([k, v]) => `export ${k}=${shellWord(String(v))}`)
+    .join('\n');
+  writeFileSync(file, `#!/bin/sh\n# sunset real-client tests: the real Claude Code with this fleet's environment\n${vars}\nexec ${shellWord(fleet.binary)} "$@"\n`);
+  chmodSync(file, 0o755);
+  return file;
+}
+
+/** A sunset config for the real fleet: its folders, its tmux socket, the wrapper; windows compressed. */
+export function realConfig(fleet: RealFleet, redisUrl: string, overrides: Record<string, any> = {}): Config {
+  const claude = claudeWrapper(fleet);
+  const { windows, fleet: fleetOverrides, ...rest } = overrides;
+  return parseConfig(
+    {
+      host: uniqueHost(),
+      redisUrl,
+      stateDir: join(fleet.root, 'sunset-state'),
+      probeTimeout: 20_000,
+      exitRate: { max: 20, per: 100 },
+      log: { level: 'debug' },
+      fleet: {
+        rosterCommand: [claude, 'agents', '--json', '--all'],
+        claudeCommand: claude,
+        claudeDir: fleet.claudeDir,
+        projectsDir: join(fleet.claudeDir, 'projects'),
+        tasksDir: join(fleet.root, 'tasks'),
+        inboxDir: join(fleet.root, 'inbox'),
+        tmuxSocket: fleet.tmuxSocket,
+        ...fleetOverrides,
+      },
+      windows: { ...FAST_WINDOWS, silence: 300, grace: 200, exitConfirm: 20_000, ...windows },
+      ...rest,
+    },
+    { env: {} },
+  );
+}
+
+/** A Driver's task file in the fleet's tasks folder. */
+export function writeTask(fleet: RealFleet, t: Record<string, unknown> & { id: string }): string {
+  const dir = join(fleet.root, 'tasks');
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${t.id}.json`);
+  const tmp = join(dir, `.${t.id}.tmp`);
+  writeFileSync(tmp, JSON.stringify(t, null, 2) + '\n');
+  renameSync(tmp, file);
+  return file;
+}
+
+export function readTask(fleet: RealFleet, id: string): Record<string, any> {
+  return JSON.parse(readFileSync(join(fleet.root, 'tasks', `${id}.json`), 'utf8'));
+}
