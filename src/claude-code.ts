@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JobFacts } from './verdict.js';
 import { run } from './run.js';
+import { unsafeSegment } from './ids.js';
 
 import { claudeArgs, pidsRss, processTree, type ProcTable } from './proc.js';
 
@@ -59,7 +60,7 @@ export function parseJobState(text: string): JobFacts | null {
 
 /** A live background job's state: its facts, or null when the file is missing or unreadable (unknown). */
 export async function readJobState(claudeDir: string, shortId: string): Promise<JobFacts | null> {
-  if (!/^[A-Za-z0-9._-]+$/.test(shortId) || shortId.startsWith('.')) return null;
+  if (unsafeSegment(shortId)) return null; // not one path segment: nothing safe to read (and it is id-unsafe anyway)
   try {
     return parseJobState(await readFile(jobStateFile(claudeDir, shortId), 'utf8'));
   } catch {
