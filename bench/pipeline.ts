@@ -39,14 +39,14 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { parseConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/log.js';
-import { startSunset, type Running } from '../src/up.js';
-import { createProducers } from '../src/pipeline.js';
+import { startSunset, type Running } from '../src/pipeline/up.js';
+import { createProducers } from '../src/pipeline/deps.js';
 import { redisOptions } from '../src/redis.js';
-import { pageBytes } from '../src/proc.js';
+import { pageBytes } from '../src/evidence/proc.js';
 import { childCount } from '../src/run.js';
 import { PREFIX } from '../queues/common.js';
 import { exitAskId } from '../queues/exit-ask.js';
-import { TestFleet, waitFor } from '../test/fleet/fleet.js';
+import { TestFleet, waitFor } from '../sim/fleet/fleet.js';
 import { uniqueHost } from '../test/support/sunset.js';
 import { Cleanup, load, median, ms, printFigure, profiled, quantile, sleep, type Figure } from './common.js';
 

@@ -23,11 +23,11 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { parseConfig, queueName, type Config } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
-import { startSunset, type Running } from '../src/up.js';
+import { startSunset, type Running } from '../src/pipeline/up.js';
 import { freePortNear } from '../src/private-redis.js';
-import { decide, policyFrom, type Evidence, type SessionFacts } from '../src/verdict.js';
-import type { FleetSnapshot, SessionView } from '../src/fleet.js';
-import { readTask as readTaskFile, type Task } from '../src/tasks.js';
+import { decide, policyFrom, type Evidence, type SessionFacts } from '../src/doctrine/verdict.js';
+import type { FleetSnapshot, SessionView } from '../src/evidence/fleet.js';
+import { readTask as readTaskFile, type Task } from '../src/tasks/tasks.js';
 import { CHAIN_RETENTION, EXIT_RETENTION, PREFIX } from '../queues/common.js';
 import { Cleanup, load, printFigure, type Figure } from './common.js';
 

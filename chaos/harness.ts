@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import type { TestFleet } from '../test/fleet/fleet.js';
+import type { TestFleet } from '../sim/fleet/fleet.js';
 
 // chaos/ run by tsx or vitest, or its compiled copy in dist/chaos/ (tsconfig.json type-checks and emits it)
 const HERE = dirname(fileURLToPath(import.meta.url));

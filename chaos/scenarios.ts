@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { Redis } from 'ioredis';
-import { TestFleet, agentScript, slugOf } from '../test/fleet/fleet.js';
+import { TestFleet, agentScript, slugOf } from '../sim/fleet/fleet.js';
 import { redisCall, redisServer, type RedisServer } from './redis.js';
 import {
   H,

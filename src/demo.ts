@@ -4,17 +4,17 @@ import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { parseConfig, type Config } from './config.js';
 import { createLogger } from './log.js';
-import { startSunset, type Running } from './up.js';
+import { startSunset, type Running } from './pipeline/up.js';
 import { run } from './run.js';
 import { freePortNear, startPrivateRedis, type PrivateRedis } from './private-redis.js';
-import { listExits } from './ledger.js';
-import { Alarms } from './alarms.js';
-import { buildReport, formatBytes } from './report.js';
-import { REASONS, type Reason } from './verdict.js';
-import type { PipelineDeps } from './pipeline.js';
+import { listExits } from './store/ledger.js';
+import { Alarms } from './store/alarms.js';
+import { buildReport, formatBytes } from './report/report.js';
+import { REASONS, type Reason } from './doctrine/verdict.js';
+import type { PipelineDeps } from './pipeline/deps.js';
 
-type Fleet = import('../test/fleet/fleet.js').TestFleet;
-type Agent = import('../test/fleet/fleet.js').Agent;
+type Fleet = import('../sim/fleet/fleet.js').TestFleet;
+type Agent = import('../sim/fleet/fleet.js').Agent;
 
 export interface DemoOptions {
   env: NodeJS.ProcessEnv;
@@ -57,7 +57,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     out('sunset demo needs tmux (for the interactive sessions): install it, e.g. `apt-get install tmux`.');
     return 1;
   }
-  const { TestFleet } = await import('../test/fleet/fleet.js');
+  const { TestFleet } = await import('../sim/fleet/fleet.js');
   const redis = await findRedis(o.env, out).catch((err: Error) => {
     out(`sunset demo needs Redis: set REDIS_URL, run one on 127.0.0.1:6379, or install redis-server (${err.message}).`);
     return null;

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Alarms } from '../src/alarms.js';
+import { Alarms } from '../src/store/alarms.js';
 
 const base = (stateDir: string, alarms: { webhook: string | null; command: string[] | null }) => ({ stateDir, host: 'h', alarms, probeTimeout: 5000 });
 

@@ -7,12 +7,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { beforeEach, describe, expect, it } from 'vitest';
-import { agentScript, pidAlive } from './fleet/fleet.js';
+import { agentScript, pidAlive } from '../sim/fleet/fleet.js';
 import { CLI } from './support/cli.js';
 import { uniqueHost } from './support/sunset.js';
 import { untilWithin, useFleet } from './support/use-fleet.js';
-import { admitKeys } from '../src/admit.js';
-import { Alarms } from '../src/alarms.js';
+import { admitKeys } from '../src/cap/admit.js';
+import { Alarms } from '../src/store/alarms.js';
 import { parseConfig } from '../src/config.js';
 
 const H = 3_600_000;

@@ -1,11 +1,11 @@
 // session-cap, the counting: countCap and its helpers as tables over plain data (no I/O), then
 // `sunset cap` on a real test fleet, spawned as a CLI.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { capLine, countCap, holdsSlot, hourBucket, leavingOf, leavingPhrase } from '../src/cap.js';
-import { AdmitStore, leasesShown, type Lease } from '../src/admit.js';
+import { capLine, countCap, holdsSlot, hourBucket, leavingOf, leavingPhrase } from '../src/cap/cap.js';
+import { AdmitStore, leasesShown, type Lease } from '../src/cap/admit.js';
 import { Redis } from 'ioredis';
-import type { SessionView } from '../src/fleet.js';
-import type { Evidence, TaskFacts } from '../src/verdict.js';
+import type { SessionView } from '../src/evidence/fleet.js';
+import type { Evidence, TaskFacts } from '../src/doctrine/verdict.js';
 import { runCli } from './support/cli.js';
 import { uniqueHost } from './support/sunset.js';
 import { useFleet } from './support/use-fleet.js';

@@ -3,10 +3,10 @@
 // every kind of process it runs. Pure: no process is started here (test/real-*.test.ts run the real CLI).
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseRoster, labelOf } from '../src/roster.js';
-import { fleetOverhead, inFlightCount, parseJobState, parsePins, parseVersion, sessionPids } from '../src/claude-code.js';
-import { attachedTo, claudeArgs, claudeNames, findClients, type ProcTable } from '../src/proc.js';
-import { resolveSession } from '../src/identity.js';
+import { parseRoster, labelOf } from '../src/evidence/roster.js';
+import { fleetOverhead, inFlightCount, parseJobState, parsePins, parseVersion, sessionPids } from '../src/evidence/claude-code.js';
+import { attachedTo, claudeArgs, claudeNames, findClients, type ProcTable } from '../src/evidence/proc.js';
+import { resolveSession } from '../src/doctrine/identity.js';
 
 const fx = (p: string) => readFileSync(new URL(`../sim/real/fixtures/${p}`, import.meta.url), 'utf8');
 const json = (p: string) => JSON.parse(fx(p));

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { TestFleet } from './fleet/fleet.js';
+import { TestFleet } from '../sim/fleet/fleet.js';
 import { runCli } from './support/cli.js';
 import { FAST_WINDOWS, startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
 import { useFleet } from './support/use-fleet.js';
@@ -138,7 +138,7 @@ describe('sunset exit, report, alarms on a test fleet', () => {
   it('sunset alarms lists what was raised', async () => {
     const cfg = ctx.fleet.writeConfig();
     expect((await sunsetCli(['alarms', '--config', cfg])).stdout).toMatch(/no alarms/);
-    const { Alarms } = await import('../src/alarms.js');
+    const { Alarms } = await import('../src/store/alarms.js');
     const { parseConfig } = await import('../src/config.js');
     await new Alarms(parseConfig(ctx.fleet.config())).raise('session-will-not-exit', 'task/x', { taskId: 'x', sessionId: 's', message: 'session s will not exit' });
     const j = JSON.parse((await sunsetCli(['alarms', '--json', '--config', cfg])).stdout);

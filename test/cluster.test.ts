@@ -8,13 +8,13 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TestFleet } from './fleet/fleet.js';
+import { TestFleet } from '../sim/fleet/fleet.js';
 import { uniqueHost } from './support/sunset.js';
 import { redisCluster, type RedisCluster } from '../chaos/redis.js';
 import { SunsetProc, chaosConfig, until, H, CLI } from '../chaos/harness.js';
 import { parseConfig, QUEUE_PREFIX, queueName } from '../src/config.js';
-import { createDeps, closeProducers } from '../src/pipeline.js';
-import { admitKeys } from '../src/admit.js';
+import { createDeps, closeProducers } from '../src/pipeline/deps.js';
+import { admitKeys } from '../src/cap/admit.js';
 import { closeClient } from '../src/redis.js';
 import { silentLogger } from '../src/log.js';
 

@@ -5,12 +5,12 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Attachment } from './fleet/fleet.js';
+import type { Attachment } from '../sim/fleet/fleet.js';
 import { runCli } from './support/cli.js';
 import { startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
 import { until, useFleet } from './support/use-fleet.js';
-import { expirePace, runExpireScan } from '../src/expire.js';
-import { Alarms } from '../src/alarms.js';
+import { expirePace, runExpireScan } from '../src/pipeline/expire.js';
+import { Alarms } from '../src/store/alarms.js';
 import { EXPIRE_SCHEDULER_ID } from '../queues/expire-scan.js';
 
 const H = 3_600_000;

@@ -8,7 +8,7 @@ import { CLI } from './support/cli.js';
 import { FAST_WINDOWS, startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
 import { ownRedis, type OwnRedis } from './support/redis.js';
 import { until, useFleet } from './support/use-fleet.js';
-import { Alarms } from '../src/alarms.js';
+import { Alarms } from '../src/store/alarms.js';
 
 const H = 3_600_000;
 let procs: ChildProcess[] = [];

@@ -3,7 +3,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestFleet, pidAlive, waitFor, type Agent } from './fleet/fleet.js';
+import { TestFleet, pidAlive, waitFor, type Agent } from '../sim/fleet/fleet.js';
 
 let fleet: TestFleet | undefined;
 const make = async (): Promise<TestFleet> => (fleet = await TestFleet.create());

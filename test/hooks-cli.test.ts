@@ -4,7 +4,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Agent } from './fleet/fleet.js';
+import type { Agent } from '../sim/fleet/fleet.js';
 import { run, runCli } from './support/cli.js';
 import { useFleet } from './support/use-fleet.js';
 

@@ -5,9 +5,9 @@ import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decide, hookDisagrees, REASONS, type Evidence, type HookFacts, type Policy, type SessionFacts, type TaskFacts } from '../src/verdict.js';
-import { applyHookEvent, hookFileName, parseHookInput, pruneHookStates, readHookState, recordHookEvent, type HookState } from '../src/hook-events.js';
-import { addSunsetHooks, hookCommand, hookFacts, installHooks, installedSunsetHooks, isSunsetHook, removeHooks, removeSunsetHooks, SettingsError, HOOK_MARKER, type Settings } from '../src/hooks.js';
+import { decide, hookDisagrees, REASONS, type Evidence, type HookFacts, type Policy, type SessionFacts, type TaskFacts } from '../src/doctrine/verdict.js';
+import { applyHookEvent, hookFileName, parseHookInput, pruneHookStates, readHookState, recordHookEvent, type HookState } from '../src/evidence/hook-events.js';
+import { addSunsetHooks, hookCommand, hookFacts, installHooks, installedSunsetHooks, isSunsetHook, removeHooks, removeSunsetHooks, SettingsError, HOOK_MARKER, type Settings } from '../src/evidence/hooks.js';
 import { dirFromArgv, hookEventMain } from '../src/cli/hook-event.js';
 import { parseConfig } from '../src/config.js';
 

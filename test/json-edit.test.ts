@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { JsonEditError, scanTopLevelObject, setTopLevelMembers } from '../src/json-edit.js';
+import { JsonEditError, scanTopLevelObject, setTopLevelMembers } from '../src/tasks/json-edit.js';
 
 /** The raw text of every member, in order: lead, key, colon part, value. */
 function rawMembers(text: string): { key: string; lead: string; keyRaw: string; colon: string; value: string }[] {

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { exitPriority, memAvailable, underPressure } from '../src/meminfo.js';
+import { exitPriority, memAvailable, underPressure } from '../src/evidence/meminfo.js';
 
 describe('memory pressure', () => {
   it('reads MemAvailable from a meminfo file', () => {
@@ -31,9 +31,9 @@ describe('memory pressure', () => {
 
 describe('under memory pressure the exit worker takes the largest session first', () => {
   it('three eligible sessions of 20, 120 and 60 MB leave in the order 120, 60, 20', async () => {
-    const { TestFleet, waitFor } = await import('./fleet/fleet.js');
+    const { TestFleet, waitFor } = await import('../sim/fleet/fleet.js');
     const { startTestSunset, testConfig } = await import('./support/sunset.js');
-    const { listExits } = await import('../src/ledger.js');
+    const { listExits } = await import('../src/store/ledger.js');
     const fleet = await TestFleet.create();
     let sunset: Awaited<ReturnType<typeof startTestSunset>> | null = null;
     try {
@@ -44,7 +44,7 @@ describe('under memory pressure the exit worker takes the largest session first'
       const config = testConfig(fleet, { memoryFloorMB: 10_000_000, probeTimeout: 20_000, exitRate: { max: 1, per: 4000 }, windows: { expireIdle: 1_000 * 3_600_000 } });
       sunset = await startTestSunset(config);
       await sunset.deps.producers.exit.queue.pause();
-      const { requestPersonExit } = await import('../src/person-exit.js');
+      const { requestPersonExit } = await import('../src/pipeline/person-exit.js');
       for (const a of agents) expect((await requestPersonExit(sunset.deps, a.id, { why: 'pressure test', by: 't', override: true })).status).toBe('accepted');
       await sunset.deps.producers.exit.queue.resume();
       expect(await waitFor(() => agents.every((a) => !fleet.isAlive(a)), 60_000)).toBe(true);

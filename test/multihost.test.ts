@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestFleet } from './fleet/fleet.js';
+import { TestFleet } from '../sim/fleet/fleet.js';
 import { dropHost, uniqueHost } from './support/sunset.js';
 import { SunsetProc, chaosConfig, until, H } from '../chaos/harness.js';
 import { QUEUE_PREFIX, queueName } from '../src/config.js';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestSunset, testConfig } from './support/sunset.js';
 import { untilWithin, useFleet } from './support/use-fleet.js';
-import { Alarms } from '../src/alarms.js';
+import { Alarms } from '../src/store/alarms.js';
 
 const H = 3_600_000;
 const ctx = useFleet();
@@ -117,7 +117,7 @@ describe('the exit pipeline', () => {
     const a = await ctx.fleet.spawnBackground({ mode: 'busy' });
     ctx.fleet.writeTask({ id: 'p', state: 'active', sessionId: a.sessionId });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
-    const { requestPersonExit } = await import('../src/person-exit.js');
+    const { requestPersonExit } = await import('../src/pipeline/person-exit.js');
     const refused = await requestPersonExit(ctx.sunset.deps, a.id, { why: 'testing', by: 'tester', override: false });
     expect(refused).toMatchObject({ status: 'refused', overridable: true });
     const ok = await requestPersonExit(ctx.sunset.deps, a.id, { why: 'box is out of memory', by: 'tester', override: true });

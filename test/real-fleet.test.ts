@@ -11,9 +11,9 @@ import { ownRedis, type OwnRedis } from './support/redis.js';
 import { realConfig, readTask, writeTask } from './support/real.js';
 import { startTestSunset, type TestSunset } from './support/sunset.js';
 import { runCli } from './support/cli.js';
-import { gatherFleet, type SessionView } from '../src/fleet.js';
-import { countCap } from '../src/cap.js';
-import { buildReport } from '../src/report.js';
+import { gatherFleet, type SessionView } from '../src/evidence/fleet.js';
+import { countCap } from '../src/cap/cap.js';
+import { buildReport } from '../src/report/report.js';
 import type { Config } from '../src/config.js';
 
 const H = 3_600_000;

@@ -1,9 +1,9 @@
 // `sunset reap`: the plan as a table over plain data; then real tmux (a private server) with real
 // remain-on-exit leftovers, the CLI, the one-command re-check, and reap riding the expire scan.
 import { describe, expect, it } from 'vitest';
-import { allDeadFormat, deadBefore, parseReapPanes, planReap, reapArgv, runReap, type ReapPane } from '../src/reap.js';
+import { allDeadFormat, deadBefore, parseReapPanes, planReap, reapArgv, runReap, type ReapPane } from '../src/cap/reap.js';
 import { run as runChild } from '../src/run.js';
-import { waitFor, type Agent } from './fleet/fleet.js';
+import { waitFor, type Agent } from '../sim/fleet/fleet.js';
 import { runCli, type Ran } from './support/cli.js';
 import { startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
 import { useFleet } from './support/use-fleet.js';

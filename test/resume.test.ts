@@ -1,11 +1,11 @@
 // The resume ledger: what sunset exited comes back on demand, through the cap.
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { waitFor } from './fleet/fleet.js';
+import { waitFor } from '../sim/fleet/fleet.js';
 import { CLI, runCli } from './support/cli.js';
 import { startTestSunset, testConfig, FAST_WINDOWS, uniqueHost } from './support/sunset.js';
 import { useFleet } from './support/use-fleet.js';
-import { findExited, resumeArgv, resumeEntries, resumeLines } from '../src/resume.js';
+import { findExited, resumeArgv, resumeEntries, resumeLines } from '../src/report/resume.js';
 import { parseConfig } from '../src/config.js';
 
 const H = 3_600_000;

@@ -3,11 +3,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { waitFor } from './fleet/fleet.js';
+import { waitFor } from '../sim/fleet/fleet.js';
 import { runCli } from './support/cli.js';
 import { startTestSunset, testConfig } from './support/sunset.js';
 import { useFleet } from './support/use-fleet.js';
-import { readSamples } from '../src/sampler.js';
+import { readSamples } from '../src/report/sampler.js';
 
 const H = 3_600_000;
 const ctx = useFleet();

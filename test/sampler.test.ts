@@ -4,7 +4,7 @@ import { appendFileSync, mkdtempSync, readFileSync, statSync, writeFileSync, exi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { FleetSnapshot, SessionView } from '../src/fleet.js';
+import type { FleetSnapshot, SessionView } from '../src/evidence/fleet.js';
 import { parseConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
 import {
@@ -20,7 +20,7 @@ import {
   summariseSamples,
   takeSample,
   type Sample,
-} from '../src/sampler.js';
+} from '../src/report/sampler.js';
 
 const MIN = 60_000;
 const H = 60 * MIN;

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
 import { useFleet } from './support/use-fleet.js';
 import { parseConfig } from '../src/config.js';
-import { gatherFleet } from '../src/fleet.js';
-import { sessionExit } from '../src/session-exit.js';
+import { gatherFleet } from '../src/evidence/fleet.js';
+import { sessionExit } from '../src/pipeline/session-exit.js';
 
 const H = 3_600_000;
 const MIN = 60_000;

@@ -21,8 +21,8 @@ import {
   TERMINAL_STATES,
   validateTaskId,
   type LatchPatch,
-} from '../src/tasks.js';
-import { scanTopLevelObject } from '../src/json-edit.js';
+} from '../src/tasks/tasks.js';
+import { scanTopLevelObject } from '../src/tasks/json-edit.js';
 
 let dir: string;
 beforeEach(() => {

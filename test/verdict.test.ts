@@ -1,6 +1,6 @@
 // The verdict, reason by reason (DESIGN §4): a table over plain data, no I/O.
 import { describe, expect, it } from 'vitest';
-import { decide, nextStep, type Evidence, type Policy, type SessionFacts, type TaskFacts } from '../src/verdict.js';
+import { decide, nextStep, type Evidence, type Policy, type SessionFacts, type TaskFacts } from '../src/doctrine/verdict.js';
 
 const MIN = 60_000;
 const now = Date.parse('2026-11-30T12:00:00Z');

@@ -5,12 +5,12 @@ import { describe, expect, it } from 'vitest';
 import { untilWithin, useFleet } from './support/use-fleet.js';
 import { startWebSunset, type WebSunset } from './support/web.js';
 import { startWeb, WebConfigError, type Web } from '../src/web/server.js';
-import { createDeps, closeProducers, type PipelineDeps } from '../src/pipeline.js';
-import { gatherFleet, snapshotJson } from '../src/fleet.js';
-import { expireFactsReader } from '../src/expire-state.js';
+import { createDeps, closeProducers, type PipelineDeps } from '../src/pipeline/deps.js';
+import { gatherFleet, snapshotJson } from '../src/evidence/fleet.js';
+import { expireFactsReader } from '../src/store/expire-state.js';
 import { silentLogger } from '../src/log.js';
 import { parseConfig } from '../src/config.js';
-import { writeExit, type ExitRecord } from '../src/ledger.js';
+import { writeExit, type ExitRecord } from '../src/store/ledger.js';
 
 const H = 3_600_000;
 // real processes and Redis on a busy 2-core machine: generous deadlines, every wait on a condition

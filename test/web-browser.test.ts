@@ -9,11 +9,11 @@ import { untilWithin, useFleet } from './support/use-fleet.js';
 import { startWebSunset } from './support/web.js';
 import type { Web } from '../src/web/server.js';
 import { ownRedis } from './support/redis.js';
-import { closeProducers, createDeps } from '../src/pipeline.js';
+import { closeProducers, createDeps } from '../src/pipeline/deps.js';
 import { parseConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
-import { writeExit, type ExitRecord } from '../src/ledger.js';
-import { appendSample, type Sample } from '../src/sampler.js';
+import { writeExit, type ExitRecord } from '../src/store/ledger.js';
+import { appendSample, type Sample } from '../src/report/sampler.js';
 import { shellWord } from '../src/web/model.js';
 
 const CHROMIUM = process.env.SUNSET_TEST_CHROMIUM ?? '/usr/bin/chromium';

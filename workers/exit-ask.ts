@@ -6,9 +6,9 @@
 import { existsSync } from 'node:fs';
 import type { Job } from 'bullmq';
 import { exitAskSchema } from '../queues/exit-ask.js';
-import { advance, evidenceOf, judgeTask, latch, loadTask, type PipelineDeps } from '../src/pipeline.js';
-import { deliverAsk } from '../src/ask.js';
-import { claimAsk } from '../src/ledger.js';
+import { advance, evidenceOf, judgeTask, latch, loadTask, type PipelineDeps } from '../src/pipeline/deps.js';
+import { deliverAsk } from '../src/pipeline/ask.js';
+import { claimAsk } from '../src/store/ledger.js';
 import { deferJob, jobData } from './common.js';
 
 export function createAskProcessor(deps: PipelineDeps) {

@@ -5,8 +5,8 @@
 import type { Job } from 'bullmq';
 import { exitRetrySchema } from '../queues/exit-retry.js';
 import { requestExitId } from '../queues/session-exit.js';
-import { advance, evidenceOf, judgeTask, latch, loadTask, type PipelineDeps } from '../src/pipeline.js';
-import { readExit } from '../src/ledger.js';
+import { advance, evidenceOf, judgeTask, latch, loadTask, type PipelineDeps } from '../src/pipeline/deps.js';
+import { readExit } from '../src/store/ledger.js';
 import { deferJob, jobData } from './common.js';
 
 export function createRetryProcessor(deps: PipelineDeps) {

@@ -2,9 +2,9 @@
 // (tmux sessions whose every pane has been dead for windows.reapAfter; DESIGN §6).
 import type { Job } from 'bullmq';
 import { expireScanSchema } from '../queues/expire-scan.js';
-import { runExpireScan } from '../src/expire.js';
-import { runReap } from '../src/reap.js';
-import type { PipelineDeps } from '../src/pipeline.js';
+import { runExpireScan } from '../src/pipeline/expire.js';
+import { runReap } from '../src/cap/reap.js';
+import type { PipelineDeps } from '../src/pipeline/deps.js';
 import { jobData } from './common.js';
 
 export function createExpireScanProcessor(deps: PipelineDeps, afterScan?: () => Promise<unknown>) {

@@ -2,8 +2,8 @@
 // alone and enqueue it (D7). A released task whose session is a record, gone, or absent from a roster that
 // answered has ended: exitedAt is latched (a failed roster is not "absent": the chain goes on, its worker waits).
 import type { Job } from 'bullmq';
-import { readTasks } from '../src/tasks.js';
-import { advance, endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline.js';
+import { readTasks } from '../src/tasks/tasks.js';
+import { advance, endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
 
 export function createReconcileProcessor(deps: PipelineDeps) {
   return async (_job?: Job) => {

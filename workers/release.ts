@@ -2,7 +2,7 @@
 // latches releasedAt, schedules the ask at releasedAt + grace. It releases a loop, never a session (D6).
 import type { Job } from 'bullmq';
 import { taskTerminalSchema } from '../queues/task-terminal.js';
-import { advance, latch, loadTask, type PipelineDeps } from '../src/pipeline.js';
+import { advance, latch, loadTask, type PipelineDeps } from '../src/pipeline/deps.js';
 import { run } from '../src/run.js';
 import { jobData } from './common.js';
 

@@ -4,13 +4,13 @@
 // A replayed job whose record says the call was made only confirms.
 import type { Job } from 'bullmq';
 import { sessionExitSchema, type SessionExitJob } from '../queues/session-exit.js';
-import { evidenceOf, latch, sessionFor, type PipelineDeps } from '../src/pipeline.js';
-import { claimExit, readClaim, readExit, writeExit, type ExitRecord } from '../src/ledger.js';
-import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type ExitTarget } from '../src/session-exit.js';
-import { updateExpireFacts } from '../src/expire-state.js';
-import type { SessionView } from '../src/fleet.js';
+import { evidenceOf, latch, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
+import { claimExit, readClaim, readExit, writeExit, type ExitRecord } from '../src/store/ledger.js';
+import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type ExitTarget } from '../src/pipeline/session-exit.js';
+import { updateExpireFacts } from '../src/store/expire-state.js';
+import type { SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
-import { CHAIN_ENDING, UNREACHABLE } from '../src/verdict.js';
+import { CHAIN_ENDING, UNREACHABLE } from '../src/doctrine/verdict.js';
 import { deferJob, jobData } from './common.js';
 
 

@@ -1,4 +1,4 @@
-import { admit } from '../admit.js';
+import { admit } from '../cap/admit.js';
 import { parseDuration } from '../duration.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
 

@@ -1,4 +1,4 @@
-import { Alarms } from '../alarms.js';
+import { Alarms } from '../store/alarms.js';
 import { EXIT, config, type Command } from './common.js';
 
 export const alarmsCommand: Command = {

@@ -1,8 +1,8 @@
-import { AdmitStore, shownBy } from '../admit.js';
-import { countCap, leavingPhrase, type CapCount } from '../cap.js';
-import { gatherFleet } from '../fleet.js';
-import { expireFactsReader } from '../expire-state.js';
-import { formatBytes } from '../report.js';
+import { AdmitStore, shownBy } from '../cap/admit.js';
+import { countCap, leavingPhrase, type CapCount } from '../cap/cap.js';
+import { gatherFleet } from '../evidence/fleet.js';
+import { expireFactsReader } from '../store/expire-state.js';
+import { formatBytes } from '../report/report.js';
 import { formatDuration } from '../duration.js';
 import { EXIT, config, type Command } from './common.js';
 import { redisWhere } from '../redis.js';

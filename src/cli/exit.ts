@@ -1,13 +1,13 @@
 import { userInfo } from 'node:os';
 import { QueueEvents } from 'bullmq';
-import { createDeps, closeProducers, redisLinkOf } from '../pipeline.js';
+import { createDeps, closeProducers, redisLinkOf } from '../pipeline/deps.js';
 import { unreachable } from '../redis.js';
-import { requestPersonExit } from '../person-exit.js';
+import { requestPersonExit } from '../pipeline/person-exit.js';
 import { createLogger } from '../log.js';
 import { PREFIX } from '../../queues/common.js';
-import { REASONS, type Reason } from '../verdict.js';
+import { REASONS, type Reason } from '../doctrine/verdict.js';
 import { EXIT, config, type Command } from './common.js';
-import { ambiguousMessage } from '../identity.js';
+import { ambiguousMessage } from '../doctrine/identity.js';
 
 export const exitCommand: Command = {
   name: 'exit',

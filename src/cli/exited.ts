@@ -1,6 +1,6 @@
-import { Alarms } from '../alarms.js';
-import { loadResumeEntries, resumeLines } from '../resume.js';
-import { formatBytes } from '../report.js';
+import { Alarms } from '../store/alarms.js';
+import { loadResumeEntries, resumeLines } from '../report/resume.js';
+import { formatBytes } from '../report/report.js';
 import { EXIT, config, type Command } from './common.js';
 
 export const exitedCommand: Command = {

@@ -1,5 +1,5 @@
-import { createDeps, closeProducers } from '../pipeline.js';
-import { runExpireScan } from '../expire.js';
+import { createDeps, closeProducers } from '../pipeline/deps.js';
+import { runExpireScan } from '../pipeline/expire.js';
 import { createLogger } from '../log.js';
 import { formatDuration } from '../duration.js';
 import { EXIT, config, type Command } from './common.js';

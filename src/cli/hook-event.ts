@@ -6,7 +6,7 @@
 // second more per hook on a slow box); `sunset hook-event` is the same code for a person to try.
 import { readFileSync, realpathSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { recordHookEvent } from '../hook-events.js';
+import { recordHookEvent } from '../evidence/hook-events.js';
 import type { Command } from './common.js';
 
 const MAX_STDIN = 64 * 1024 * 1024;

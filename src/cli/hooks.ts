@@ -2,8 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { hookCommand, hookEventScript, hooksDir, installHooks, removeHooks, installedSunsetHooks, hookFacts, SettingsError, HOOK_MARKER, type EditResult } from '../hooks.js';
-import { listHookFiles, type HookState } from '../hook-events.js';
+import { hookCommand, hookEventScript, hooksDir, installHooks, removeHooks, installedSunsetHooks, hookFacts, SettingsError, HOOK_MARKER, type EditResult } from '../evidence/hooks.js';
+import { listHookFiles, type HookState } from '../evidence/hook-events.js';
 import { formatDuration } from '../duration.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
 

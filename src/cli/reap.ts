@@ -1,4 +1,4 @@
-import { runReap, type ReapLine } from '../reap.js';
+import { runReap, type ReapLine } from '../cap/reap.js';
 import { formatDuration } from '../duration.js';
 import { createLogger } from '../log.js';
 import { EXIT, config, type Command } from './common.js';

@@ -1,7 +1,7 @@
-import { gatherFleet } from '../fleet.js';
-import { buildReport, formatBytes, LANES, type Report } from '../report.js';
+import { gatherFleet } from '../evidence/fleet.js';
+import { buildReport, formatBytes, LANES, type Report } from '../report/report.js';
 import { formatDuration } from '../duration.js';
-import { memAvailable, underPressure } from '../meminfo.js';
+import { memAvailable, underPressure } from '../evidence/meminfo.js';
 import { EXIT, config, type Command } from './common.js';
 
 export const reportCommand: Command = {

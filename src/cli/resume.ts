@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
-import { Alarms } from '../alarms.js';
-import { lookupExited, loadResumeEntries, resumeArgv } from '../resume.js';
-import { ambiguousMessage } from '../identity.js';
+import { Alarms } from '../store/alarms.js';
+import { lookupExited, loadResumeEntries, resumeArgv } from '../report/resume.js';
+import { ambiguousMessage } from '../doctrine/identity.js';
 import { parseDuration } from '../duration.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
 
@@ -39,7 +39,7 @@ Exit codes: the resumed command's own, 2 unknown id, 75 cap reached (see --wait)
     if (entry.cwd && cwd !== entry.cwd) io.err(`sunset resume: the recorded cwd ${entry.cwd} is gone; resuming in ${cwd}`);
     const { argv, attach } = resumeArgv(cfg, { ...entry, cwd }, Boolean(io.env.TMUX));
     io.err(`sunset resume: ${entry.id ?? entry.sessionId} (${entry.kind ?? 'background'}) in ${cwd}: ${argv.join(' ')}`);
-    const { admit } = await import('../admit.js');
+    const { admit } = await import('../cap/admit.js');
     const code = await admit(cfg, argv, { wait: Boolean(values.wait), timeoutMs, err: io.err, cwd, env: io.env });
     if (code === 0 && attach) io.err(`sunset resume: it is running in tmux; attach with: ${attach}`);
     return code;

@@ -1,7 +1,7 @@
 // `sunset samples`: what the fleet sampler has recorded, summarised (docs/sampler.md).
 import { parseDuration, formatDuration } from '../duration.js';
-import { formatBytes, LANES } from '../report.js';
-import { readSamples, samplesChartSvg, summariseSamples, takeSample, type Sample, type SamplesSummary } from '../sampler.js';
+import { formatBytes, LANES } from '../report/report.js';
+import { readSamples, samplesChartSvg, summariseSamples, takeSample, type Sample, type SamplesSummary } from '../report/sampler.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
 
 export const samplesCommand: Command = {

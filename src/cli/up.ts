@@ -1,4 +1,4 @@
-import { startSunset, ROLES, type Role } from '../up.js';
+import { startSunset, ROLES, type Role } from '../pipeline/up.js';
 import { createLogger } from '../log.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
 import { redisWhere } from '../redis.js';

@@ -1,11 +1,11 @@
-import { gatherFleet, snapshotJson, type SessionView } from '../fleet.js';
-import { REASONS } from '../verdict.js';
-import { versionNote } from '../claude-code.js';
+import { gatherFleet, snapshotJson, type SessionView } from '../evidence/fleet.js';
+import { REASONS } from '../doctrine/verdict.js';
+import { versionNote } from '../evidence/claude-code.js';
 import { formatDuration } from '../duration.js';
-import { formatBytes } from '../report.js';
-import { expireFactsReader } from '../expire-state.js';
+import { formatBytes } from '../report/report.js';
+import { expireFactsReader } from '../store/expire-state.js';
 import { EXIT, config, type Command } from './common.js';
-import { ambiguousMessage, holdsProcess, resolveSession } from '../identity.js';
+import { ambiguousMessage, holdsProcess, resolveSession } from '../doctrine/identity.js';
 
 export const verdictCommand: Command = {
   name: 'verdict',

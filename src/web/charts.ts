@@ -1,7 +1,7 @@
 // Pictures drawn on the server: memory by lane as an inline SVG bar chart, and a task's latched steps
 // as a small timeline. No script, no external asset; every label escaped.
 import { html, type Html } from './html.js';
-import { formatBytes, LANES, type Lane, type Report } from '../report.js';
+import { formatBytes, LANES, type Lane, type Report } from '../report/report.js';
 import type { TimelineStep } from './model.js';
 
 export const LANE_COLOURS: Record<Lane, string> = {

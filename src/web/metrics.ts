@@ -4,8 +4,8 @@ import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Queue } from 'bullmq';
-import type { PipelineDeps } from '../pipeline.js';
-import { LANES } from '../report.js';
+import type { PipelineDeps } from '../pipeline/deps.js';
+import { LANES } from '../report/report.js';
 import { withTimeout } from './board.js';
 import { memoryNow, reportNow } from './model.js';
 

@@ -1,12 +1,12 @@
 // What the pages and the JSON API show, derived from one snapshot: each row's lane, the step its chain
 // is on, its reasons in words, and each task's latched steps as a timeline. Pure but for ledger reads.
-export { resumeLines, shellWord } from '../resume.js';
-import { sessionJson, snapshotJson, type FleetSnapshot, type SessionView } from '../fleet.js';
-import { buildReport, laneOf, type Lane, type Report } from '../report.js';
-import { readExit } from '../ledger.js';
+export { resumeLines, shellWord } from '../report/resume.js';
+import { sessionJson, snapshotJson, type FleetSnapshot, type SessionView } from '../evidence/fleet.js';
+import { buildReport, laneOf, type Lane, type Report } from '../report/report.js';
+import { readExit } from '../store/ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
-import { REASONS, type ExpireFacts, type Reason, type TaskFacts } from '../verdict.js';
-import { memAvailable, underPressure } from '../meminfo.js';
+import { REASONS, type ExpireFacts, type Reason, type TaskFacts } from '../doctrine/verdict.js';
+import { memAvailable, underPressure } from '../evidence/meminfo.js';
 import type { Config } from '../config.js';
 
 /** A task's latched steps: the verdict's TaskFacts without the id. */

@@ -2,9 +2,9 @@
 // an image. The files are read again only when they have grown or turned over, not at every refresh.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSamples, SAMPLES_FILE, SAMPLES_OLD, samplesChartSvg, summariseSamples, type Sample, type SamplesSummary } from '../sampler.js';
+import { readSamples, SAMPLES_FILE, SAMPLES_OLD, samplesChartSvg, summariseSamples, type Sample, type SamplesSummary } from '../report/sampler.js';
 import { LANE_COLOURS } from './charts.js';
-import type { Lane } from '../report.js';
+import type { Lane } from '../report/report.js';
 
 /** The chart shows the last week at most, thinned to about this many points; the summary covers every sample. */
 export const CHART_SPAN_MS = 7 * 86_400_000;

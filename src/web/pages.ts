@@ -6,11 +6,11 @@ import { CLIENT_JS } from './client.js';
 import { laneChart, pct, relative, timeline } from './charts.js';
 import { reasonWords, resumeLines, type MemoryNow, type Row, type TaskTimeline } from './model.js';
 import { CHART_WIDTH, type OverTime } from './over-time.js';
-import { formatBytes, type Report } from '../report.js';
+import { formatBytes, type Report } from '../report/report.js';
 import { formatDuration } from '../duration.js';
-import type { FleetSnapshot, SessionView } from '../fleet.js';
-import type { Alarm } from '../alarms.js';
-import type { ResumeEntry } from '../resume.js';
+import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
+import type { Alarm } from '../store/alarms.js';
+import type { ResumeEntry } from '../report/resume.js';
 
 type Nav = 'fleet' | 'decisions' | 'login';
 

@@ -1,15 +1,15 @@
 // The web role of `sunset up` (DESIGN §7): the fleet and decisions pages, the JSON API, Prometheus
 // /metrics and a read-only Bull Board, behind the locks in auth.ts. A person's exit request goes through
 // requestPersonExit, the same road as `sunset exit`; nothing here calls sessionExit() (D2).
-import { ambiguousMessage, holdsProcess, resolveSession } from '../identity.js';
+import { ambiguousMessage, holdsProcess, resolveSession } from '../doctrine/identity.js';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import type { PipelineDeps } from '../pipeline.js';
+import type { PipelineDeps } from '../pipeline/deps.js';
 import type { Config } from '../config.js';
-import { snapshotJson, type FleetSnapshot } from '../fleet.js';
-import { buildReport } from '../report.js';
-import { loadResumeEntries } from '../resume.js';
-import { requestPersonExit } from '../person-exit.js';
+import { snapshotJson, type FleetSnapshot } from '../evidence/fleet.js';
+import { buildReport } from '../report/report.js';
+import { loadResumeEntries } from '../report/resume.js';
+import { requestPersonExit } from '../pipeline/person-exit.js';
 import { checkRequest, COOKIE, isLoopback, loadToken, tokenMatches, urlHost, WebConfigError } from './auth.js';
 import { mountBoard, QueueDirectory } from './board.js';
 import { createMetrics } from './metrics.js';

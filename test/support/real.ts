@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'n
 import { join } from 'node:path';
 import { parseConfig, type Config } from '../../src/config.js';
 import type { RealFleet } from '../../sim/real/real-fleet.js';
-import { shellWord } from '../../src/resume.js';
+import { shellWord } from '../../src/report/resume.js';
 import { FAST_WINDOWS, uniqueHost } from './sunset.js';
 
 /** `<root>/bin/claude`: the real binary with the fleet's environment (HOME, the stand-in API); argv[0] stays the binary's. */

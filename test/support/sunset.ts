@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
-import { startSunset, type Running, type UpOptions } from '../../src/up.js';
-import type { TestFleet } from '../fleet/fleet.js';
+import { startSunset, type Running, type UpOptions } from '../../src/pipeline/up.js';
+import type { TestFleet } from '../../sim/fleet/fleet.js';
 
 export const FAST_WINDOWS = {
   grace: 150,
@@ -58,7 +58,7 @@ export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}
     },
   });
   const exitCalls: string[] = [];
-  const { sessionExit } = await import('../../src/session-exit.js');
+  const { sessionExit } = await import('../../src/pipeline/session-exit.js');
   const running = await startSunset(config, {
     roles: ['producers', 'workers'],
     log: createLogger('debug', sink),

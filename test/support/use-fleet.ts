@@ -1,6 +1,6 @@
 // One test fleet per test, and the doctrine checked after every test: no agent ever received a signal (D1).
 import { afterEach, beforeEach, expect } from 'vitest';
-import { TestFleet, waitFor } from '../fleet/fleet.js';
+import { TestFleet, waitFor } from '../../sim/fleet/fleet.js';
 import type { TestSunset } from './sunset.js';
 
 type Step = () => unknown;

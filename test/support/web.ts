@@ -1,6 +1,6 @@
 // sunset with its web role on a test fleet (kept apart from sunset.ts: only the web tests load the server).
-import type { TestFleet } from '../fleet/fleet.js';
-import type { UpOptions } from '../../src/up.js';
+import type { TestFleet } from '../../sim/fleet/fleet.js';
+import type { UpOptions } from '../../src/pipeline/up.js';
 import { startWeb, type Web } from '../../src/web/server.js';
 import { startTestSunset, testConfig, type TestSunset } from './sunset.js';
 

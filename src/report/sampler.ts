@@ -5,12 +5,12 @@
 // samplesChartSvg() draws it for the web's fleet page. Everything here reports; nothing acts (D10).
 import { closeSync, existsSync, fstatSync, openSync, readSync, renameSync, statSync, unlinkSync, writeFileSync, readFileSync, mkdirSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { gatherFleet, type FleetSnapshot } from './fleet.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { gatherFleet, type FleetSnapshot } from '../evidence/fleet.js';
 import { LANES, laneOf, type Lane } from './report.js';
-import { hooksDir } from './hooks.js';
-import { pruneHookStates } from './hook-events.js';
+import { hooksDir } from '../evidence/hooks.js';
+import { pruneHookStates } from '../evidence/hook-events.js';
 
 export const SAMPLES_FILE = 'samples.jsonl';
 export const SAMPLES_OLD = 'samples.1.jsonl';

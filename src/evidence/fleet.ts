@@ -2,15 +2,15 @@
 // processes (one roster call, one tmux call), then judge every row with the one verdict.
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 import { labelOf, readRoster, type RosterRow } from './roster.js';
 import { attachedTo, claudeNames, findClients, liveness, pidsRss, readProcTable, isInTree, type ProcTable } from './proc.js';
 import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
 import { listPanes, type Pane } from './tmux.js';
-import { readTasks, type Task, type InvalidTask } from './tasks.js';
+import { readTasks, type Task, type InvalidTask } from '../tasks/tasks.js';
 import { hookFacts, hooksDir } from './hooks.js';
 import { hookFileName, listHookFiles, readHookState } from './hook-events.js';
-import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from './verdict.js';
+import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from '../doctrine/verdict.js';
 
 export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
 /** A pid-less row in one of these job states has ended; any other young pid-less row may still be starting. */

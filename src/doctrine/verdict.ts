@@ -1,7 +1,7 @@
 // The verdict: may this session leave now? One pure function over plain data (DESIGN §4).
 // Every worker, `sunset verdict` and the HTTP API call it; nothing else decides.
 import { unsafeSession } from './ids.js';
-import type { Kind, Status } from './roster.js';
+import type { Kind, Status } from '../evidence/roster.js';
 
 export type Verdict = 'record' | 'gone' | 'protected' | 'eligible';
 

@@ -1,27 +1,27 @@
 // What the pipeline's workers share: producers for every queue, the task store with own-write tracking,
 // the evidence source, the audit log and alarms, and the one judgement of a task's session.
 import type { ConnectionOptions } from 'bullmq';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { fileAudit, type Audit } from './audit.js';
-import { Alarms } from './alarms.js';
-import { fleetCache, type FleetSource } from './fleet-cache.js';
-import { expireFactsReader } from './expire-state.js';
-import { redisLink, type RedisLink } from './redis.js';
-import { exitPriority, underPressure } from './meminfo.js';
-import type { FleetSnapshot, SessionView } from './fleet.js';
-import { latchTask, readTask, type LatchPatch, type Task } from './tasks.js';
-import { planTask, type ChainPlan } from './chain.js';
-import { readExit } from './ledger.js';
-import { requestExitId } from '../queues/session-exit.js';
-import { CHAIN_ENDING, policyFrom, type Policy, type Reason } from './verdict.js';
-import { Producer } from '../queues/common.js';
-import { taskTerminalQueue } from '../queues/task-terminal.js';
-import { exitAskQueue } from '../queues/exit-ask.js';
-import { exitRetryQueue } from '../queues/exit-retry.js';
-import { sessionExitQueue } from '../queues/session-exit.js';
-import { expireScanQueue } from '../queues/expire-scan.js';
-import { reconcileQueue } from '../queues/reconcile.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { fileAudit, type Audit } from '../store/audit.js';
+import { Alarms } from '../store/alarms.js';
+import { fleetCache, type FleetSource } from '../evidence/fleet-cache.js';
+import { expireFactsReader } from '../store/expire-state.js';
+import { redisLink, type RedisLink } from '../redis.js';
+import { exitPriority, underPressure } from '../evidence/meminfo.js';
+import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
+import { latchTask, readTask, type LatchPatch, type Task } from '../tasks/tasks.js';
+import { planTask, type ChainPlan } from './plan.js';
+import { readExit } from '../store/ledger.js';
+import { requestExitId } from '../../queues/session-exit.js';
+import { CHAIN_ENDING, policyFrom, type Policy, type Reason } from '../doctrine/verdict.js';
+import { Producer } from '../../queues/common.js';
+import { taskTerminalQueue } from '../../queues/task-terminal.js';
+import { exitAskQueue } from '../../queues/exit-ask.js';
+import { exitRetryQueue } from '../../queues/exit-retry.js';
+import { sessionExitQueue } from '../../queues/session-exit.js';
+import { expireScanQueue } from '../../queues/expire-scan.js';
+import { reconcileQueue } from '../../queues/reconcile.js';
 
 export function createProducers(config: Config, connection: ConnectionOptions) {
   return {

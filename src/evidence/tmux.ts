@@ -1,6 +1,6 @@
 // tmux: one `list-panes -a` per sweep maps roster pids to panes; session-exit types into a pane.
 // Every tmux command is passed as separate argv words: tmux hands a single-string command to sh.
-import { run } from './run.js';
+import { run } from '../run.js';
 
 export interface Pane {
   paneId: string; // "%12": what send-keys -t takes

@@ -4,9 +4,9 @@
 // sunset never writes them here; no token they may hold is ever logged or copied.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { JobFacts } from './verdict.js';
-import { run } from './run.js';
-import { unsafeSegment } from './ids.js';
+import type { JobFacts } from '../doctrine/verdict.js';
+import { run } from '../run.js';
+import { unsafeSegment } from '../doctrine/ids.js';
 
 import { claudeArgs, pidsRss, processTree, type ProcTable } from './proc.js';
 

@@ -1,9 +1,9 @@
 // Alarms for a person: kept in stateDir (append-only JSON lines, one per task or session and kind, ever),
 // so a Redis flush loses none; delivered to a webhook and/or a command at least once.
 import { join } from 'node:path';
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { run } from './run.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { run } from '../run.js';
 import { appendJsonLine, createOnce, readJson, readJsonLines, safeName, writeJsonAtomic } from './state-files.js';
 import { readdirSync } from 'node:fs';
 

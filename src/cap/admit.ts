@@ -22,16 +22,16 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { constants, hostname } from 'node:os';
 import type { Cluster, Redis } from 'ioredis';
-import type { Config } from './config.js';
-import { gatherFleet, type FleetSnapshot } from './fleet.js';
-import { expireFactsReader } from './expire-state.js';
-import { parseStat } from './proc.js';
-import { closeClient, createRedisClient, redisWhere, type RedisTarget } from './redis.js';
-import { Alarms } from './alarms.js';
-import { fileAudit } from './audit.js';
+import type { Config } from '../config.js';
+import { gatherFleet, type FleetSnapshot } from '../evidence/fleet.js';
+import { expireFactsReader } from '../store/expire-state.js';
+import { parseStat } from '../evidence/proc.js';
+import { closeClient, createRedisClient, redisWhere, type RedisTarget } from '../redis.js';
+import { Alarms } from '../store/alarms.js';
+import { fileAudit } from '../store/audit.js';
 import { capLine, countCap, holdsSlot, hourBucket, leavingPhrase, type CapCount } from './cap.js';
-import { formatDuration } from './duration.js';
-import { PREFIX } from '../queues/common.js';
+import { formatDuration } from '../duration.js';
+import { PREFIX } from '../../queues/common.js';
 
 // ------------------------------------------------------------------ Redis: keys and scripts
 

@@ -3,11 +3,11 @@
 // Then wait up to exitConfirm for the process to end. No signal, anywhere: there is no stronger instrument.
 // Only the exit worker calls this (D2); everything else enqueues an exit job.
 import { readFile } from 'node:fs/promises';
-import type { Config } from './config.js';
-import { parseStat, PID_REUSE_SLACK_MS } from './proc.js';
-import { readRoster } from './roster.js';
-import { run } from './run.js';
-import { typeIntoPane } from './tmux.js';
+import type { Config } from '../config.js';
+import { parseStat, PID_REUSE_SLACK_MS } from '../evidence/proc.js';
+import { readRoster } from '../evidence/roster.js';
+import { run } from '../run.js';
+import { typeIntoPane } from '../evidence/tmux.js';
 
 export interface ExitTarget {
   /** The short id `claude stop` takes: background sessions only (interactive ones have none). */
@@ -30,7 +30,7 @@ export interface ExitOutcome {
   error?: string;
 }
 
-import { unsafeId } from './ids.js';
+import { unsafeId } from '../doctrine/ids.js';
 
 export async function sessionExit(target: ExitTarget, config: Config, opts: { poll?: number } = {}): Promise<ExitOutcome> {
   const started = Date.now();

@@ -7,10 +7,10 @@
 // every pane of the session is still dead, and dead long enough, then `kill-session` on the session's id
 // (`$3`, never its name). -F makes the condition a tmux format: no shell runs, nothing is interpolated
 // into shell text, and a pane respawned or a window added since the listing keeps the session.
-import type { Config } from './config.js';
-import type { Logger } from './log.js';
-import { run } from './run.js';
-import { tmuxArgv } from './tmux.js';
+import type { Config } from '../config.js';
+import type { Logger } from '../log.js';
+import { run } from '../run.js';
+import { tmuxArgv } from '../evidence/tmux.js';
 
 export interface ReapPane {
   sessionId: string; // "$3"

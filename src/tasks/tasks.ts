@@ -1,6 +1,6 @@
 // The task store: reads task files loosely, and latches sunset's own fields into them without
 // damaging anything another program wrote (a textual edit, atomic rename, compare-and-swap).
-import type { TaskFacts } from './verdict.js';
+import type { TaskFacts } from '../doctrine/verdict.js';
 import * as fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';

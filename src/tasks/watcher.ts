@@ -3,7 +3,7 @@
 // writes are ignored. A lost event only delays a step: the reconcile pass derives it again.
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import type { Logger } from './log.js';
+import type { Logger } from '../log.js';
 import { readTaskFile, type TaskRead } from './tasks.js';
 
 export interface WatcherOptions {

@@ -1,12 +1,12 @@
 // expire: the backstop for sessions no task reaches (ADR-0010 decision 3). Every expireEvery, live
 // untasked sessions idle past expireIdle — roster idle, unattached, inbox drained, every probe answered —
 // get an exit job on the rate-limited path; the same ≤ max requests, then one alarm naming the session.
-import type { PipelineDeps } from './pipeline.js';
-import { expireKey, updateExpireFacts } from './expire-state.js';
-import { expireExitId } from '../queues/session-exit.js';
-import { evidenceOf } from './pipeline.js';
-import type { SessionView } from './fleet.js';
-import { readExit } from './ledger.js';
+import type { PipelineDeps } from './deps.js';
+import { expireKey, updateExpireFacts } from '../store/expire-state.js';
+import { expireExitId } from '../../queues/session-exit.js';
+import { evidenceOf } from './deps.js';
+import type { SessionView } from '../evidence/fleet.js';
+import { readExit } from '../store/ledger.js';
 
 export interface ExpireLine {
   id: string | null;

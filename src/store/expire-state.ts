@@ -2,8 +2,8 @@
 // one small JSON file per session and process start (so a resumed session starts a new chain).
 import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ExpireFacts } from './verdict.js';
-import type { RosterRow } from './roster.js';
+import type { ExpireFacts } from '../doctrine/verdict.js';
+import type { RosterRow } from '../evidence/roster.js';
 
 export function expireKey(sessionId: string, procStartMs: number | null): string {
   return `${encodeURIComponent(sessionId)}@${procStartMs === null ? 'unknown' : Math.round(procStartMs)}`;

@@ -1,11 +1,11 @@
 // A person's exit request (CLI `sunset exit`, web POST /api/exit/:id): judged on fresh evidence, refused
 // when protected unless overridden (an audited decision), then enqueued on the same rate-limited path.
-import type { PipelineDeps } from './pipeline.js';
-import { evidenceOf, exitPriorityNow } from './pipeline.js';
-import type { SessionView } from './fleet.js';
-import { personExitId } from '../queues/session-exit.js';
-import { UNREACHABLE } from './verdict.js';
-import { holdsProcess, resolveSession } from './identity.js';
+import type { PipelineDeps } from './deps.js';
+import { evidenceOf, exitPriorityNow } from './deps.js';
+import type { SessionView } from '../evidence/fleet.js';
+import { personExitId } from '../../queues/session-exit.js';
+import { UNREACHABLE } from '../doctrine/verdict.js';
+import { holdsProcess, resolveSession } from '../doctrine/identity.js';
 
 export type PersonExitResult =
   | { status: 'accepted'; jobId: string; view: SessionView }

@@ -6,9 +6,9 @@
 import { constants as fsConstants, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 import type { HookState } from './hook-events.js';
-import type { HookFacts } from './verdict.js';
+import type { HookFacts } from '../doctrine/verdict.js';
 
 /** Every command sunset installs holds this, and only commands that hold it are sunset's. */
 export const HOOK_MARKER = 'sunset hook-event';

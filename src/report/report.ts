@@ -1,7 +1,7 @@
 // `sunset report`: what the fleet holds and who holds it. Pure over a snapshot; it reports, never acts (D10).
-import type { FleetSnapshot, SessionView } from './fleet.js';
-import type { Task } from './tasks.js';
-import type { Overhead } from './claude-code.js';
+import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
+import type { Task } from '../tasks/tasks.js';
+import type { Overhead } from '../evidence/claude-code.js';
 
 export type Lane = 'awaiting-human' | 'active' | 'finished' | 'untasked';
 export const LANES: Lane[] = ['awaiting-human', 'active', 'finished', 'untasked'];

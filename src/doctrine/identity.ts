@@ -1,7 +1,7 @@
 // Which session does a person mean? Every verb and route that takes a session (verdict ID, exit, resume,
 // /api/verdict/:id, /api/exit/:id) takes its short id, its sessionId, a unique prefix of either, or its
 // name. Pure over plain rows. Running rows win over records of the same words (a person means the running one).
-import { labelOf } from './roster.js';
+import { labelOf } from '../evidence/roster.js';
 
 export interface Nameable {
   id?: string | null;

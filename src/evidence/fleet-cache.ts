@@ -1,7 +1,7 @@
 // One sweep shared by every job that needs evidence at about the same moment, and never two at once:
 // callers that accept evidence up to `maxAgeMs` old share the last snapshot or the sweep in flight; a
 // caller that needs fresher evidence waits for the next sweep, which every such caller shares.
-import type { Config } from './config.js';
+import type { Config } from '../config.js';
 import { gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js';
 
 export type FleetSource = (maxAgeMs: number) => Promise<FleetSnapshot>;

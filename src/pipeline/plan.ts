@@ -1,13 +1,13 @@
 // A task's exit chain, derived from its latched fields alone (D7): release → ask → request 1..3 → give up.
 // planTask() is pure; reconcile, the watcher and every chain worker call it to enqueue the next step, so a
 // lost event, a restart or a flushed Redis only delays a step, never loses or repeats one.
-import type { Task } from './tasks.js';
-import type { ExitRecord } from './ledger.js';
-import type { Policy } from './verdict.js';
-import { taskTerminalId } from '../queues/task-terminal.js';
-import { exitAskId } from '../queues/exit-ask.js';
-import { exitRetryId } from '../queues/exit-retry.js';
-import { requestExitId } from '../queues/session-exit.js';
+import type { Task } from '../tasks/tasks.js';
+import type { ExitRecord } from '../store/ledger.js';
+import type { Policy } from '../doctrine/verdict.js';
+import { taskTerminalId } from '../../queues/task-terminal.js';
+import { exitAskId } from '../../queues/exit-ask.js';
+import { exitRetryId } from '../../queues/exit-retry.js';
+import { requestExitId } from '../../queues/session-exit.js';
 
 export type PlannedStep =
   | { queue: 'task-terminal'; id: string; data: { taskId: string }; delay: number }

@@ -3,7 +3,7 @@
 // takes) and interactive rows with none: a session's key is its `sessionId`, and `id` is null where the
 // row has none. `startedAt` is epoch milliseconds there (an ISO string from other rosters).
 import { z } from 'zod';
-import { run } from './run.js';
+import { run } from '../run.js';
 
 export type Kind = 'interactive' | 'background';
 export type Status = 'busy' | 'waiting' | 'idle' | 'unknown';

@@ -1,10 +1,10 @@
 // The resume ledger: a graceful exit keeps the conversation, so sunset can give it back. Every session it
 // exited (from the exit ledger) and every one it gave up on (from the alarms), with what resumes it.
-import type { Config } from './config.js';
-import { listExits, type ExitRecord } from './ledger.js';
-import type { Alarm } from './alarms.js';
-import { tmuxArgv } from './tmux.js';
-import { resolveSession, type Resolved } from './identity.js';
+import type { Config } from '../config.js';
+import { listExits, type ExitRecord } from '../store/ledger.js';
+import type { Alarm } from '../store/alarms.js';
+import { tmuxArgv } from '../evidence/tmux.js';
+import { resolveSession, type Resolved } from '../doctrine/identity.js';
 
 export interface ResumeEntry {
   outcome: 'exited' | 'gave-up';

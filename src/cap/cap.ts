@@ -1,9 +1,9 @@
 // session-cap, the counting (DESIGN §6): how many live sessions hold a slot against the ceiling, which
 // finished ones are already on their way out, and which lanes awaiting a human hold slots. Pure over a
 // snapshot: `sunset cap` and `sunset admit` both count with countCap, so they cannot disagree.
-import type { FleetSnapshot, SessionView } from './fleet.js';
-import { laneOf } from './report.js';
-import { holdsProcess } from './identity.js';
+import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
+import { laneOf } from '../report/report.js';
+import { holdsProcess } from '../doctrine/identity.js';
 
 export interface Leaving {
   /** The short id (background), null for an interactive session; label is what people read. */

@@ -124,9 +124,9 @@ export interface Attachment {
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-/** Locate a fleet script beside this module (source) or back in test/fleet/ (compiled into dist/test/fleet/). */
+/** Locate a fleet script beside this module (source) or back in sim/fleet/ (compiled into dist/sim/fleet/). */
 function locate(name: string): string {
-  const candidates = [join(HERE, name), resolve(HERE, '..', '..', '..', 'test', 'fleet', name)];
+  const candidates = [join(HERE, name), resolve(HERE, '..', '..', '..', 'sim', 'fleet', name)];
   for (const c of candidates) if (existsSync(c)) return c;
   throw new Error(`test fleet: cannot find ${name} (looked in ${candidates.join(', ')})`);
 }

@@ -2,16 +2,16 @@
 // a line typed into an interactive session's pane. Written again after a crash it is the same file.
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Config } from './config.js';
-import { ASK_FILE_PREFIX, type SessionView } from './fleet.js';
-import { formatDuration } from './duration.js';
-import { typeIntoPane } from './tmux.js';
+import type { Config } from '../config.js';
+import { ASK_FILE_PREFIX, type SessionView } from '../evidence/fleet.js';
+import { formatDuration } from '../duration.js';
+import { typeIntoPane } from '../evidence/tmux.js';
 
 export function askText(taskId: string, state: string, askWait: number): string {
   return `sunset: your task ${taskId} is ${state}. Please wrap up and write your close-out now; in about ${formatDuration(askWait)} this session will be asked to exit (its conversation stays resumable).`;
 }
 
-import { unsafeSegment } from './ids.js';
+import { unsafeSegment } from '../doctrine/ids.js';
 
 export async function deliverAsk(config: Config, view: SessionView, task: { id: string; state: string }, now: number): Promise<{ via: 'inbox' | 'pane'; path?: string }> {
   const text = askText(task.id, task.state, config.windows.askWait);
