@@ -9,22 +9,11 @@ import type { Attachment } from '../sim/fleet/fleet.js';
 import { runCli } from './support/cli.js';
 import { startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
 import { until, useFleet } from './support/use-fleet.js';
-import { expirePace, runExpireScan } from '../src/pipeline/expire.js';
+import { runExpireScan } from '../src/pipeline/expire.js';
 import { Alarms } from '../src/store/alarms.js';
 import { EXPIRE_SCHEDULER_ID } from '../queues/expire-scan.js';
 
 const H = 3_600_000;
-
-describe('expirePace: request n is due retryWait after exit job n−1 finished, never while it confirms', () => {
-  const cases: Array<[string, Parameters<typeof expirePace>[0], number, ReturnType<typeof expirePace>]> = [
-    ['the first request has nothing before it', null, 0, { due: true }],
-    ['the previous job is still confirming', { pending: true }, 10_000, { due: false }],
-    ['finished, retryWait not yet over', { finishedAt: 1000 }, 1100, { due: false, at: 1250 }],
-    ['finished, retryWait over', { finishedAt: 1000 }, 1250, { due: true }],
-    ['latched but the job is gone (crash, flush): enqueue it again', { missing: true }, 5000, { due: false, reenqueue: true }],
-  ];
-  for (const [name, prev, now, want] of cases) it(name, () => expect(expirePace(prev, 250, now)).toEqual(want));
-});
 
 describe('expire on a test fleet', () => {
   const clients: Attachment[] = [];

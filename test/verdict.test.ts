@@ -1,11 +1,11 @@
 // The verdict, reason by reason (DESIGN §4): a table over plain data, no I/O.
 import { describe, expect, it } from 'vitest';
-import { decide, nextStep, type Evidence, type Policy, type SessionFacts, type TaskFacts } from '../src/doctrine/verdict.js';
+import { decide, type Evidence, type Policy, type SessionFacts, type TaskFacts } from '../src/doctrine/verdict.js';
 
 const MIN = 60_000;
 const now = Date.parse('2026-11-30T12:00:00Z');
 const ago = (ms: number) => new Date(now - ms).toISOString();
-const policy: Policy = { grace: 15 * MIN, silence: 15 * MIN, askWait: 10 * MIN, retryWait: 10 * MIN, expireIdle: 48 * 60 * MIN, maxExitRequests: 3 };
+const policy: Policy = { grace: 15 * MIN, silence: 15 * MIN, askWait: 10 * MIN, retryWait: 10 * MIN, exitConfirm: MIN, expireIdle: 48 * 60 * MIN, maxExitRequests: 3 };
 
 const doneTask = (t: Partial<TaskFacts> = {}): TaskFacts => ({ id: 't1', state: 'done', terminal: true, exitRequests: 0, releasedAt: ago(60 * MIN), ...t });
 const evidence = (e: Partial<Evidence> = {}): Evidence => ({
@@ -152,28 +152,34 @@ describe('decide: untasked sessions are judged on the expire window alone', () =
   });
   it('its chain: waits between requests, gives up after the third, then gave-up', () => {
     const idle = { silenceMs: 50 * 60 * MIN };
-    expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(MIN) } }), policy, now).next).toMatchObject({ step: 'wait', n: 2 });
-    expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'expire', n: 2 });
-    expect(decide(untasked({ ...idle, expire: { requests: 3, lastRequestAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'give-up' });
+    // request n+1 is timed from when exit job n finished (the exit ledger), never while it still confirms
+    expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(MIN) } }), policy, now).next).toEqual({ step: 'wait', n: 2, at: ago(-10 * MIN) });
+    expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(12 * MIN), lastExitFinishedAt: ago(9 * MIN) } }), policy, now).next).toEqual({ step: 'wait', n: 2, at: ago(-MIN) });
+    expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(12 * MIN), lastExitFinishedAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'expire', n: 2 });
+    expect(decide(untasked({ ...idle, expire: { requests: 3, lastRequestAt: ago(12 * MIN), lastExitFinishedAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'give-up' });
     expect(decide(untasked({ ...idle, expire: { requests: 3, lastRequestAt: ago(20 * MIN), gaveUpAt: ago(MIN) } }), policy, now).reasons).toEqual(['gave-up']);
   });
 });
 
-describe('nextStep: the chain from the latched fields alone', () => {
-  it('ask → wait askWait → request 1 → wait retryWait → 2 → 3 → give-up', () => {
-    expect(nextStep(doneTask(), policy, now)).toEqual({ step: 'ask' });
-    expect(nextStep(doneTask({ exitAskedAt: ago(5 * MIN) }), policy, now)).toEqual({ step: 'wait', n: 1, at: ago(-5 * MIN) });
-    expect(nextStep(doneTask({ exitAskedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'request', n: 1 });
-    const asked = { exitAskedAt: ago(60 * MIN) };
-    expect(nextStep(doneTask({ ...asked, exitRequests: 1, exitRequestedAt: ago(3 * MIN) }), policy, now)).toEqual({ step: 'wait', n: 2, at: ago(-7 * MIN) });
-    expect(nextStep(doneTask({ ...asked, exitRequests: 1, exitRequestedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'request', n: 2 });
-    expect(nextStep(doneTask({ ...asked, exitRequests: 2, exitRequestedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'request', n: 3 });
-    expect(nextStep(doneTask({ ...asked, exitRequests: 3, exitRequestedAt: ago(9 * MIN) }), policy, now)).toEqual({ step: 'wait', at: ago(-1 * MIN) });
-    expect(nextStep(doneTask({ ...asked, exitRequests: 3, exitRequestedAt: ago(10 * MIN) }), policy, now)).toEqual({ step: 'give-up' });
+describe("decide().next: the chain's step, dated as it will fire", () => {
+  const asked = { exitAskedAt: ago(60 * MIN) };
+  const next = (t: Partial<TaskFacts>) => decide(session({ task: doneTask(t) }), policy, now).next;
+  it('ask → wait askWait → request 1 → exit 1 finishes → wait retryWait → 2 → 3 → give-up', () => {
+    expect(next({})).toEqual({ step: 'ask' });
+    expect(next({ exitAskedAt: ago(5 * MIN) })).toEqual({ step: 'wait', n: 1, at: ago(-5 * MIN) });
+    expect(next({ exitAskedAt: ago(10 * MIN) })).toEqual({ step: 'request', n: 1 });
+    // exit job 1 still confirming: the latest request 2 can fire is exitConfirm + retryWait after request 1
+    expect(next({ ...asked, exitRequests: 1, exitRequestedAt: ago(3 * MIN) })).toEqual({ step: 'wait', n: 2, at: ago(-8 * MIN) });
+    // exit job 1 finished: request 2 is retryWait after that finish — not after the request (DESIGN §5)
+    expect(next({ ...asked, exitRequests: 1, exitRequestedAt: ago(12 * MIN), lastExitFinishedAt: ago(9 * MIN) })).toEqual({ step: 'wait', n: 2, at: ago(-MIN) });
+    expect(next({ ...asked, exitRequests: 1, exitRequestedAt: ago(12 * MIN), lastExitFinishedAt: ago(10 * MIN) })).toEqual({ step: 'request', n: 2 });
+    expect(next({ ...asked, exitRequests: 2, exitRequestedAt: ago(12 * MIN), lastExitFinishedAt: ago(10 * MIN) })).toEqual({ step: 'request', n: 3 });
+    expect(next({ ...asked, exitRequests: 3, exitRequestedAt: ago(12 * MIN), lastExitFinishedAt: ago(9 * MIN) })).toEqual({ step: 'wait', at: ago(-MIN) });
+    expect(next({ ...asked, exitRequests: 3, exitRequestedAt: ago(12 * MIN), lastExitFinishedAt: ago(10 * MIN) })).toEqual({ step: 'give-up' });
   });
   it('never proposes a fourth request', () => {
     for (let m = 0; m < 100; m += 7) {
-      const n = nextStep(doneTask({ exitAskedAt: ago(200 * MIN), exitRequests: 3, exitRequestedAt: ago(m * MIN) }), policy, now);
+      const n = next({ exitAskedAt: ago(200 * MIN), exitRequests: 3, exitRequestedAt: ago(m * MIN), lastExitFinishedAt: ago(m * MIN) })!;
       expect(n.step === 'request' && (n.n ?? 0) > 3).toBe(false);
       expect(['wait', 'give-up']).toContain(n.step);
     }

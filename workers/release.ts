@@ -2,7 +2,8 @@
 // latches releasedAt, schedules the ask at releasedAt + grace. It releases a loop, never a session (D6).
 import type { Job } from 'bullmq';
 import { taskTerminalSchema } from '../queues/task-terminal.js';
-import { advance, latch, loadTask, type PipelineDeps } from '../src/pipeline/deps.js';
+import type { PipelineDeps } from '../src/pipeline/deps.js';
+import { latchChain, loadChain, schedule } from '../src/pipeline/chains.js';
 import { run } from '../src/run.js';
 import { jobData } from './common.js';
 
@@ -11,29 +12,24 @@ export function fillPlaceholders(argv: readonly string[], values: Record<string,
 }
 
 export function createReleaseProcessor(deps: PipelineDeps) {
-  return async (job: Job) => {
+  return async (job: Job, token?: string) => {
     const { taskId } = jobData(taskTerminalSchema, job);
-    const task = await loadTask(deps, taskId);
-    if (!task || !task.terminal) return { skipped: task ? 'not terminal' : 'missing or invalid' };
-    if (!task.releasedAt) {
-      if (deps.dryRun) {
-        deps.log.info({ event: 'release:dry-run', taskId }, `would release task ${taskId}`);
-        return { dryRun: true };
-      }
-      const cmd = deps.config.fleet.releaseCommand;
-      if (cmd) {
-        const argv = fillPlaceholders(cmd, { taskId, sessionId: task.sessionId ?? '', watcher: task.watcher === null ? '' : String(task.watcher) });
-        const r = await run(argv, { timeoutMs: deps.config.probeTimeout });
-        if (!r.ok) throw new Error(`releaseCommand failed for task ${taskId}: ${r.error} ${r.stderr.trim()}`); // retried with backoff
-      }
-      const at = new Date(deps.now()).toISOString();
-      const res = await latch(deps, taskId, { releasedAt: at });
-      deps.audit({ event: 'release', taskId, sessionId: task.sessionId, releasedAt: res.task.releasedAt, watcher: task.watcher, releaseCommand: Boolean(cmd) });
-      deps.log.info({ event: 'task:released', taskId, sessionId: task.sessionId }, `released task ${taskId}`);
-      await advance(deps, res.task);
-      return { released: true };
+    const { task, step } = await loadChain(deps, taskId);
+    if (step?.step !== 'release') return { released: false, next: (await schedule(deps, task, { step }))?.step ?? 'open' };
+    if (deps.dryRun) {
+      deps.log.info({ event: 'release:dry-run', taskId }, `would release task ${taskId}`);
+      return { dryRun: true };
     }
-    await advance(deps, task);
-    return { released: false };
+    const cmd = deps.config.fleet.releaseCommand;
+    if (cmd) {
+      const argv = fillPlaceholders(cmd, { taskId, sessionId: task.sessionId ?? '', watcher: task.watcher === null ? '' : String(task.watcher) });
+      const r = await run(argv, { timeoutMs: deps.config.probeTimeout });
+      if (!r.ok) throw new Error(`releaseCommand failed for task ${taskId}: ${r.error} ${r.stderr.trim()}`); // retried with backoff
+    }
+    const res = await latchChain(deps, taskId, { releasedAt: new Date(deps.now()).toISOString() }, job, token);
+    deps.audit({ event: 'release', taskId, sessionId: task.sessionId, releasedAt: res.task.releasedAt, watcher: task.watcher, releaseCommand: Boolean(cmd) });
+    deps.log.info({ event: 'task:released', taskId, sessionId: task.sessionId }, `released task ${taskId}`);
+    await schedule(deps, res.task);
+    return { released: true };
   };
 }

@@ -10,29 +10,11 @@ import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type Exit
 import { updateExpireFacts } from '../src/store/expire-state.js';
 import type { SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
-import { CHAIN_ENDING, UNREACHABLE } from '../src/doctrine/verdict.js';
+import { judge } from '../src/doctrine/judge.js';
+import { loadChain, schedule } from '../src/pipeline/chains.js';
+import { wakeScanAt } from '../src/pipeline/expire.js';
 import { deferJob, jobData } from './common.js';
 
-
-/**
- * May this exit job act on the session now? `final` says a refusal ends the request (the chain ended, or a
- * person was refused); otherwise the protection may pass, and the request waits for it — a request is
- * carried out when the evidence allows, so "three requests" always means three requests delivered.
- */
-export function mayExit(data: SessionExitJob, view: SessionView): { ok: true } | { ok: false; why: string; final: boolean } {
-  if (view.verdict === 'record') return { ok: false, why: 'record', final: true };
-  if (view.verdict === 'gone') return { ok: false, why: 'gone', final: true };
-  if (data.reason === 'person') {
-    const hard = view.reasons.filter((r) => UNREACHABLE.has(r));
-    if (hard.length) return { ok: false, why: hard.join(','), final: true };
-    if (data.override || view.verdict === 'eligible') return { ok: true };
-    return { ok: false, why: view.reasons.join(','), final: true };
-  }
-  if (data.reason === 'request' && view.taskId !== data.taskId) return { ok: false, why: `task ${view.taskId ?? '(none)'} now drives this session`, final: true };
-  if (data.reason === 'expire' && (view.taskId || view.evidence.openTasks.length || view.evidence.invalidTasks.length)) return { ok: false, why: `a task now names this session`, final: true };
-  if (view.verdict !== 'eligible') return { ok: false, why: view.reasons.join(','), final: view.reasons.some((r) => CHAIN_ENDING.has(r)) };
-  return { ok: true };
-}
 
 export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c: Config) => Promise<ExitOutcome> = realSessionExit) {
   const stateDir = deps.config.stateDir;
@@ -60,22 +42,34 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       deps.log.warn({ event: 'exit:deferred', ...log, why: 'roster probe failed', error: snap.roster.error }, `exit request ${jobId} waits: the roster probe failed`);
       return deferJob(job, token, deps.now() + deps.config.windows.recheck);
     }
-    const view = sessionFor(snap, data.sessionId);
-    // not running any more (its row gone, a record, its process ended): nothing to call, and the chain has ended
-    if (!view || view.verdict === 'gone' || view.verdict === 'record') {
-      await latchExited(data, view ?? undefined);
-      return finish(base, 'gone', view ?? undefined, view ? {} : { error: 'absent from the roster' });
+    // the ADR's re-check on fresh evidence, just before acting: a person may have attached meanwhile.
+    // A request is carried out when the evidence allows (a passing protection waits), so "three requests"
+    // always means three requests delivered; a person's exit is refused, not kept waiting.
+    const j = judge({
+      act: data.reason === 'person' ? 'person' : 'exit',
+      untasked: data.reason === 'expire',
+      view: sessionFor(snap, data.sessionId),
+      rosterOk: true,
+      ...(data.reason === 'request' ? { taskId: data.taskId } : {}),
+      ...(data.reason === 'person' ? { override: data.override } : {}),
+      now: deps.now(),
+      recheck: deps.config.windows.recheck,
+    });
+    if (j.kind === 'end' && j.gone) {
+      // not running any more (its row gone, a record, its process ended): nothing to call, and the chain has ended
+      await latchExited(data, j.view);
+      return finish(base, 'gone', j.view, j.view ? {} : { error: 'absent from the roster' });
     }
-    const may = mayExit(data, view);
-    if (!may.ok && !may.final) {
-      deps.log.debug({ event: 'exit:deferred', ...log, why: may.why }, `exit of ${view.label} waits: ${may.why}`);
-      return deferJob(job, token, deps.now() + deps.config.windows.recheck);
+    if (j.kind === 'defer') {
+      deps.log.debug({ event: 'exit:deferred', ...log, why: j.why }, `exit ${jobId} waits: ${j.why}`);
+      return deferJob(job, token, j.at);
     }
-    if (!may.ok) {
-      deps.audit({ event: 'exit:spared', ...log, why: may.why, ...evidenceOf(view) });
-      deps.log.info({ event: 'exit:spared', ...log, why: may.why }, `not exiting session ${view.label}: ${may.why}`);
-      return finish(base, data.reason === 'person' ? 'refused' : 'spared', view, { reasons: may.why.split(',') });
+    if (j.kind === 'end') {
+      deps.audit({ event: 'exit:spared', ...log, why: j.why, ...evidenceOf(j.view) });
+      deps.log.info({ event: 'exit:spared', ...log, why: j.why }, `not exiting session ${j.view?.label ?? data.sessionId}: ${j.why}`);
+      return finish(base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
     }
+    const view = j.view;
     if (deps.dryRun) {
       deps.log.info({ event: 'exit:dry-run', ...log, id: view.id }, `would exit session ${view.label} (${view.kind})`);
       return { dryRun: true };
@@ -140,10 +134,16 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     else if (view?.taskId && view.evidence.task?.terminal) await latch(deps, view.taskId, { exitedAt: at }).catch(() => undefined);
   }
 
-  function finish(rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {
+  async function finish(rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {
     const done: ExitRecord = { ...rec, ...extra, outcome, finishedAt: new Date(deps.now()).toISOString() };
     writeExit(stateDir, done);
     deps.audit({ event: `exit:${outcome}`, jobId: rec.jobId, reason: rec.reason, taskId: rec.taskId, sessionId: rec.sessionId, ...(view ? { id: view.id } : {}), ...extra });
+    // the chain's next step is timed from this finish: schedule it now (request n+1 or the give-up, retryWait on)
+    if (rec.reason === 'request' && rec.taskId && outcome !== 'exited' && outcome !== 'gone') {
+      const c = await loadChain(deps, rec.taskId).catch(() => null);
+      if (c) await schedule(deps, c.task, { step: c.step });
+    }
+    if (rec.reason === 'expire' && outcome !== 'exited' && outcome !== 'gone') await wakeScanAt(deps, Date.parse(done.finishedAt!) + deps.config.windows.retryWait);
     return { outcome };
   }
 }

@@ -4,6 +4,8 @@
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import { laneOf } from '../report/report.js';
 import { holdsProcess } from '../doctrine/identity.js';
+import { leaving } from '../doctrine/chain.js';
+import { taskChain } from '../doctrine/verdict.js';
 
 export interface Leaving {
   /** The short id (background), null for an interactive session; label is what people read. */
@@ -73,14 +75,11 @@ export function leavingOf(s: SessionView): Leaving | null {
   if (e.openTasks.length || e.invalidTasks.length) return null;
   const t = e.task;
   if (t) {
-    if (!t.terminal || t.exitedAt || t.exitGaveUpAt) return null;
-    if (t.exitRequests > 0) return { ...base, taskId: t.id, via: 'task', step: 'requested', requests: t.exitRequests, since: t.exitRequestedAt ?? t.exitAskedAt ?? null };
-    if (t.exitAskedAt) return { ...base, taskId: t.id, via: 'task', step: 'asked', requests: 0, since: t.exitAskedAt };
-    return null;
+    const l = t.terminal ? leaving(taskChain(t)) : null;
+    return l ? { ...base, taskId: t.id, via: 'task', ...l } : null;
   }
-  const x = e.expire;
-  if (x && x.requests > 0 && !x.exitedAt && !x.gaveUpAt) return { ...base, taskId: null, via: 'expire', step: 'requested', requests: x.requests, since: x.lastRequestAt ?? null };
-  return null;
+  const l = e.expire ? leaving({ kind: 'expire', ...e.expire }) : null;
+  return l ? { ...base, taskId: null, via: 'expire', ...l } : null;
 }
 
 /** "4 finished sessions are being asked to exit" */

@@ -1,6 +1,7 @@
 // The verdict: may this session leave now? One pure function over plain data (DESIGN §4).
 // Every worker, `sunset verdict` and the HTTP API call it; nothing else decides.
 import { unsafeSession } from './ids.js';
+import { chainStep, type ChainFacts, type ChainPolicy } from './chain.js';
 import type { Kind, Status } from '../evidence/roster.js';
 
 export type Verdict = 'record' | 'gone' | 'protected' | 'eligible';
@@ -60,15 +61,24 @@ export interface TaskFacts {
   exitRequests: number;
   exitedAt?: string;
   exitGaveUpAt?: string;
+  /** When exit job `exitRequests` finished (the exit ledger, not the task file): the next step is timed from it. */
+  lastExitFinishedAt?: string;
 }
 
-/** An untasked session's chain, kept in stateDir by expire (per session and process start). */
-export interface ExpireFacts {
-  requests: number;
-  lastRequestAt?: string;
-  gaveUpAt?: string;
-  exitedAt?: string;
+/** A task's chain facts: its latched fields (and the ledger's finish of its latest exit job). */
+export function taskChain(t: TaskFacts): ChainFacts {
+  const f: ChainFacts = { kind: 'task', requests: t.exitRequests };
+  if (t.releasedAt) f.startedAt = t.releasedAt;
+  if (t.exitAskedAt) f.askedAt = t.exitAskedAt;
+  if (t.exitRequestedAt) f.lastRequestAt = t.exitRequestedAt;
+  if (t.lastExitFinishedAt) f.lastExitFinishedAt = t.lastExitFinishedAt;
+  if (t.exitGaveUpAt) f.gaveUpAt = t.exitGaveUpAt;
+  if (t.exitedAt) f.exitedAt = t.exitedAt;
+  return f;
 }
+
+/** An untasked session's chain, kept in stateDir by expire (per session and process start): the chain's facts without a kind. */
+export type ExpireFacts = Omit<ChainFacts, 'kind'>;
 
 export interface Evidence {
   /** Process alive: null when it cannot be told. */
@@ -140,13 +150,9 @@ export interface SessionFacts {
   evidence: Evidence;
 }
 
-export interface Policy {
-  grace: number;
+export interface Policy extends ChainPolicy {
   silence: number;
-  askWait: number;
-  retryWait: number;
   expireIdle: number;
-  maxExitRequests: number;
 }
 
 export interface Decision {
@@ -240,7 +246,8 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   }
 
   if (reasons.size) return { verdict: 'protected', reasons: [...reasons], next: null, notes };
-  return { verdict: 'eligible', reasons: [], next: untasked ? nextExpire(e.expire ?? null, policy, now) : nextStep(task!, policy, now), notes };
+  const chain: ChainFacts = untasked ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) } : taskChain(task!);
+  return { verdict: 'eligible', reasons: [], next: nextOf(chain, policy, now), notes };
 }
 
 /** The roster says idle while the hooks say a turn or a prompt is open, or the roster says busy while the hooks say the turn ended. */
@@ -250,29 +257,31 @@ export function hookDisagrees(status: Status, hook: HookFacts['state']): boolean
   return false;
 }
 
-/** Ask → wait → request 1..max (each after its wait) → give up. From the latched fields alone. */
-export function nextStep(task: TaskFacts, policy: Policy, now: number): Next {
-  if (!task.exitAskedAt) return { step: 'ask' };
-  const n = task.exitRequests;
-  const since = n === 0 ? t(task.exitAskedAt) + policy.askWait : t(task.exitRequestedAt ?? task.exitAskedAt) + policy.retryWait;
-  if (now < since) return { step: 'wait', at: iso(since), ...(n < policy.maxExitRequests ? { n: n + 1 } : {}) };
-  if (n >= policy.maxExitRequests) return { step: 'give-up' };
-  return { step: 'request', n: n + 1 };
-}
-
-function nextExpire(x: ExpireFacts | null, policy: Policy, now: number): Next {
-  const n = x?.requests ?? 0;
-  if (n > 0) {
-    const since = t(x?.lastRequestAt) + policy.retryWait;
-    if (now < since) return { step: 'wait', at: iso(since), ...(n < policy.maxExitRequests ? { n: n + 1 } : {}) };
-    if (n >= policy.maxExitRequests) return { step: 'give-up' };
+/**
+ * The public `next` of an eligible session, from its chain: the step due now, or `wait` until `at` — the
+ * moment the step fires (while exit job n confirms: the latest it will, exitConfirm + retryWait after request n).
+ */
+export function nextOf(f: ChainFacts, policy: ChainPolicy, now: number): Next | null {
+  const s = chainStep(f, policy);
+  const max = policy.maxExitRequests;
+  switch (s.step) {
+    case 'ask':
+      return now >= s.at ? { step: 'ask' } : { step: 'wait', at: iso(s.at) };
+    case 'request':
+      if (now >= s.at) return { step: f.kind === 'expire' ? 'expire' : 'request', n: s.n };
+      return { step: 'wait', n: s.n, at: iso(s.at) };
+    case 'give-up':
+      return now >= s.at ? { step: 'give-up' } : { step: 'wait', at: iso(s.at) };
+    case 'confirm':
+      return { step: 'wait', ...(s.n < max ? { n: s.n + 1 } : {}), at: iso(s.by + policy.retryWait) };
+    default:
+      return null; // not released, or ended: the verdict protects those (not-released, resumed, gave-up)
   }
-  return { step: 'expire', n: n + 1 };
 }
 
-export function policyFrom(c: { windows: { grace: number; silence: number; askWait: number; retryWait: number; expireIdle: number }; maxExitRequests: number }): Policy {
+export function policyFrom(c: { windows: { grace: number; silence: number; askWait: number; retryWait: number; expireIdle: number; exitConfirm: number }; maxExitRequests: number }): Policy {
   const w = c.windows;
-  return { grace: w.grace, silence: w.silence, askWait: w.askWait, retryWait: w.retryWait, expireIdle: w.expireIdle, maxExitRequests: c.maxExitRequests };
+  return { grace: w.grace, silence: w.silence, askWait: w.askWait, retryWait: w.retryWait, expireIdle: w.expireIdle, exitConfirm: w.exitConfirm, maxExitRequests: c.maxExitRequests };
 }
 
 /** Reasons that a re-check cannot clear: they end a chain (DESIGN §5). */

@@ -9,6 +9,8 @@ import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } fro
 import { listPanes, type Pane } from './tmux.js';
 import { readTasks, type Task, type InvalidTask } from '../tasks/tasks.js';
 import { hookFacts, hooksDir } from './hooks.js';
+import { readExit } from '../store/ledger.js';
+import { requestExitId } from '../../queues/session-exit.js';
 import { hookFileName, listHookFiles, readHookState } from './hook-events.js';
 import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from '../doctrine/verdict.js';
 
@@ -160,7 +162,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       evidence.openTasks = open.map((t) => t.id);
       const terminal = named.filter((t) => t.terminal).sort((a, b) => b.orderKey - a.orderKey || (a.id < b.id ? 1 : -1));
       const driving = open[0] ?? terminal[0];
-      if (driving) evidence.task = taskFacts(driving);
+      if (driving) evidence.task = taskFacts(driving, config.stateDir);
       evidence.invalidTasks = invalid.filter((bad) => names(bad, row)).map((bad) => bad.name);
 
       // Transcript silence
@@ -230,9 +232,14 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   return { ...base, roster: { ok: true }, sessions, overhead };
 }
 
-function taskFacts(t: Task): TaskFacts {
+function taskFacts(t: Task, stateDir: string): TaskFacts {
   const f: TaskFacts = { id: t.id, state: t.state, terminal: t.terminal, exitRequests: t.exitRequests };
   for (const k of ['releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt', 'exitGaveUpAt'] as const) if (t[k]) f[k] = t[k];
+  // the next step is timed from when the latest exit job finished (the exit ledger, not the task file)
+  if (t.exitRequests > 0 && t.sessionId && t.terminal && !t.exitedAt && !t.exitGaveUpAt) {
+    const finished = readExit(stateDir, requestExitId(t.id, t.sessionId, t.exitRequests))?.finishedAt;
+    if (finished) f.lastExitFinishedAt = finished;
+  }
   return f;
 }
 

@@ -11,10 +11,9 @@ import { redisLink, type RedisLink } from '../redis.js';
 import { exitPriority, underPressure } from '../evidence/meminfo.js';
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from '../tasks/tasks.js';
-import { planTask, type ChainPlan } from './plan.js';
 import { readExit } from '../store/ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
-import { CHAIN_ENDING, policyFrom, type Policy, type Reason } from '../doctrine/verdict.js';
+import { policyFrom, type Policy } from '../doctrine/verdict.js';
 import { Producer } from '../../queues/common.js';
 import { taskTerminalQueue } from '../../queues/task-terminal.js';
 import { exitAskQueue } from '../../queues/exit-ask.js';
@@ -62,7 +61,7 @@ export class OwnWrites {
 
 export interface PipelineDeps {
   config: Config;
-  policy: Policy & { exitConfirm: number };
+  policy: Policy;
   log: Logger;
   audit: Audit;
   alarms: Alarms;
@@ -80,7 +79,7 @@ export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?
   links.set(producers, link);
   return {
     config,
-    policy: pipelinePolicy(config),
+    policy: policyFrom(config),
     log: o.log,
     audit: o.audit ?? fileAudit(config.stateDir),
     alarms: new Alarms(config, o.log),
@@ -90,10 +89,6 @@ export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?
     now: o.now ?? Date.now,
     dryRun: Boolean(o.dryRun),
   };
-}
-
-export function pipelinePolicy(config: Config) {
-  return { ...policyFrom(config), exitConfirm: config.windows.exitConfirm };
 }
 
 export async function latch(deps: PipelineDeps, taskId: string, patch: LatchPatch) {
@@ -110,18 +105,6 @@ export async function loadTask(deps: PipelineDeps, taskId: string): Promise<Task
   return null;
 }
 
-/** Enqueue a task's next step(s), derived from its latched fields. Idempotent. */
-export async function advance(deps: PipelineDeps, task: Task, o: { rssBytes?: number | null } = {}): Promise<ChainPlan> {
-  const plan = planTask(task, (id) => readExit(deps.config.stateDir, id), deps.policy, deps.now());
-  // in a dry run the schedule still runs (that is not acting): each worker decides, logs, and writes nothing
-  for (const s of plan.steps) {
-    const p = s.queue === 'task-terminal' ? deps.producers.terminal : s.queue === 'exit-ask' ? deps.producers.ask : s.queue === 'exit-retry' ? deps.producers.retry : deps.producers.exit;
-    const priority = s.queue === 'session-exit' ? exitPriorityNow(deps, o.rssBytes) : undefined;
-    await p.add(s.id, s.data as any, { delay: s.delay, priority });
-  }
-  return plan;
-}
-
 /** Under memory pressure, exit jobs carry a priority so the largest RSS leaves first. */
 export function exitPriorityNow(deps: PipelineDeps, rssBytes: number | null | undefined): number | undefined {
   const floor = deps.config.memoryFloorMB === null ? null : deps.config.memoryFloorMB * 1024 * 1024;
@@ -134,34 +117,25 @@ export function sessionFor(snap: FleetSnapshot, sessionId: string): SessionView 
   return rows.find((s) => s.live !== false && s.verdict !== 'record') ?? rows.find((s) => s.verdict === 'gone') ?? rows[0] ?? null;
 }
 
-export type Judgement =
-  | { kind: 'ended'; why: string; view?: SessionView }
-  | { kind: 'later'; at: number; why: string; view?: SessionView }
-  | { kind: 'eligible'; view: SessionView };
-
-/** May this task's session go on to its next step? Ends the chain, defers it, or clears it. */
-export async function judgeTask(deps: PipelineDeps, task: Task, maxAgeMs = 1000): Promise<Judgement> {
+/**
+ * The evidence a chain job is judged on: a sweep that started no earlier than `notBefore` (a sweep gathered
+ * before the grace ended can only say grace-pending again), else one at most 1 s old, shared with every job
+ * judged at about the same moment (src/evidence/fleet-cache.ts).
+ */
+export async function look(deps: PipelineDeps, sessionId: string, notBefore?: number): Promise<{ rosterOk: boolean; view: SessionView | null }> {
   const now = deps.now();
-  const recheck = now + deps.config.windows.recheck;
-  if (!task.sessionId) return { kind: 'ended', why: 'no-session' };
-  // evidence gathered before the grace window ended can only say grace-pending again (and defer the job to a
-  // moment already past, over and over): ask for a sweep that started after it ended
-  const graceEnd = task.releasedAt ? Date.parse(task.releasedAt) + deps.config.windows.grace : NaN;
-  const snap = await deps.fleet(graceEnd > now - maxAgeMs ? Math.max(0, now - graceEnd) : maxAgeMs);
-  if (!snap.roster.ok) return { kind: 'later', at: recheck, why: 'roster probe failed' };
-  const view = sessionFor(snap, task.sessionId);
-  if (!view || view.verdict === 'record' || view.verdict === 'gone') {
-    await endedElsewhere(deps, task, view);
-    return { kind: 'ended', why: view ? view.verdict : 'absent from the roster', ...(view ? { view } : {}) };
-  }
-  if (view.taskId && view.taskId !== task.id && !view.evidence.openTasks.length) return { kind: 'ended', why: `superseded by task ${view.taskId}`, view };
-  if (view.verdict === 'protected') {
-    const ending = view.reasons.filter((r) => CHAIN_ENDING.has(r));
-    if (ending.length) return { kind: 'ended', why: ending.join(','), view };
-    const onlyGrace = view.reasons.every((r: Reason) => r === 'grace-pending');
-    return { kind: 'later', at: onlyGrace && Number.isFinite(graceEnd) ? graceEnd : recheck, why: view.reasons.join(','), view };
-  }
-  return { kind: 'eligible', view };
+  const maxAge = notBefore !== undefined && Number.isFinite(notBefore) && notBefore > now - 1000 ? Math.max(0, now - notBefore) : 1000;
+  const snap = await deps.fleet(maxAge);
+  return { rosterOk: snap.roster.ok, view: snap.roster.ok ? sessionFor(snap, sessionId) : null };
+}
+
+/** A chain that will never take this step: said once (log and audit); a session not running any more latches exitedAt. */
+export async function endChain(deps: PipelineDeps, task: Task, step: string, j: { why: string; gone?: boolean; view?: SessionView }) {
+  const ids = { taskId: task.id, sessionId: task.sessionId };
+  if (j.gone) await endedElsewhere(deps, task, j.view ?? null);
+  deps.audit({ event: 'chain:ended', ...ids, step, why: j.why, ...evidenceOf(j.view) });
+  deps.log.info({ event: 'chain:ended', ...ids, step, why: j.why }, `task ${task.id}: chain ends before the ${step} (${j.why})`);
+  return { ended: j.why };
 }
 
 /**

@@ -6,7 +6,8 @@ import { expireKey, updateExpireFacts } from '../store/expire-state.js';
 import { expireExitId } from '../../queues/session-exit.js';
 import { evidenceOf } from './deps.js';
 import type { SessionView } from '../evidence/fleet.js';
-import { readExit } from '../store/ledger.js';
+import { judge } from '../doctrine/judge.js';
+import { chainStep } from '../doctrine/chain.js';
 
 export interface ExpireLine {
   id: string | null;
@@ -18,21 +19,6 @@ export interface ExpireLine {
   silenceMs?: number | null;
 }
 
-/** How far a previous exit job has got, for pacing the next request (DESIGN §5). */
-export type PrevJob = { finishedAt: number } | { pending: true } | { missing: true };
-
-/**
- * When request n (or the give-up, after request max) is due: retryWait after exit job n-1 *finished*,
- * never while it is still confirming; a job that is gone without a record is enqueued again. Pure.
- */
-export function expirePace(prev: PrevJob | null, retryWait: number, now: number): { due: true } | { due: false; at?: number; reenqueue?: boolean } {
-  if (prev === null) return { due: true };
-  if ('missing' in prev) return { due: false, reenqueue: true };
-  if ('pending' in prev) return { due: false };
-  const at = prev.finishedAt + retryWait;
-  return now >= at ? { due: true } : { due: false, at };
-}
-
 export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean } = {}): Promise<{ ok: boolean; error?: string; lines: ExpireLine[] }> {
   const dry = opts.dryRun || deps.dryRun;
   const snap = await deps.fleet(0);
@@ -41,13 +27,15 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
     return { ok: false, error: snap.roster.error, lines: [] };
   }
   const lines: ExpireLine[] = [];
+  const wakes = new Set<number>();
   for (const s of snap.sessions) {
     // records and gone rows hold nothing; a row whose liveness is unknown is listed as spared (D5)
     if (s.pid === null || s.live === false) continue;
     const untasked = !s.evidence.task && !s.evidence.openTasks.length && !s.evidence.invalidTasks.length;
     if (!untasked) continue;
     const base = { id: s.id, label: s.label, sessionId: s.sessionId, silenceMs: s.evidence.silenceMs };
-    if (s.verdict !== 'eligible' || !s.next || s.live !== true) {
+    const j = judge({ act: 'expire', view: s, rosterOk: true, now: deps.now(), recheck: deps.config.windows.recheck });
+    if (j.kind !== 'act' || s.live !== true) {
       lines.push({ ...base, action: 'spared', reasons: s.reasons });
       continue;
     }
@@ -55,25 +43,23 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
     const key = expireKey(s.sessionId, s.procStartMs);
     const now = deps.now();
     const iso = new Date(now).toISOString();
-    if (s.next.step !== 'expire' && s.next.step !== 'give-up') {
-      lines.push({ ...base, action: 'waiting', n: s.next.n });
+    const step = chainStep({ kind: 'expire', requests: 0, ...(s.evidence.expire ?? {}) }, deps.policy);
+    if (step.step === 'confirm') {
+      // request n is latched and its exit job has not finished: it may be missing (a crash between latch and
+      // enqueue, a flush) — the same job again, which only confirms if its call was made (the exit ledger)
+      if (!dry) await deps.producers.exit.add(expireExitId(s.sessionId, start, step.n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n: step.n });
+      lines.push({ ...base, action: 'waiting', n: step.n < deps.config.maxExitRequests ? step.n + 1 : undefined });
       continue;
     }
-    // request n, or the give-up after request max: paced from the previous exit job's end
-    const n = s.next.step === 'expire' ? (s.next.n ?? 1) : deps.config.maxExitRequests + 1;
-    const prevId = n > 1 ? expireExitId(s.sessionId, start, n - 1) : null;
-    const pace = expirePace(prevId ? await prevJob(deps, prevId) : null, deps.config.windows.retryWait, now);
-    if (!pace.due) {
-      if (pace.reenqueue && !dry) {
-        // latched but never enqueued (a crash in between), or lost with a Redis flush: the same job again
-        await deps.producers.exit.add(prevId!, { reason: 'expire', sessionId: s.sessionId, expireKey: key, n: n - 1 });
-        deps.log.info({ event: 'expire:re-enqueued', id: s.id, sessionId: s.sessionId, n: n - 1 }, `expire: exit request ${n - 1} for ${s.label} enqueued again`);
-      }
-      lines.push({ ...base, action: 'waiting', n: n <= deps.config.maxExitRequests ? n : undefined });
+    if ((step.step === 'request' || step.step === 'give-up') && now < step.at) {
+      wakes.add(step.at); // the next scan runs when this step falls due, not a whole expireEvery later
+      lines.push({ ...base, action: 'waiting', n: step.step === 'request' ? step.n : undefined });
       continue;
     }
-    if (s.next.step === 'expire') {
+    if (step.step === 'request') {
+      const n = step.n;
       if (dry) {
+        deps.log.info({ event: 'expire:would-request', id: s.id, sessionId: s.sessionId, n }, `expire: would request exit ${n} of untasked session ${s.label}`);
         lines.push({ ...base, action: 'would-enqueue', n });
         continue;
       }
@@ -82,29 +68,25 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       deps.audit({ event: 'expire:request', sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) });
       deps.log.info({ event: 'expire:requested', id: s.id, sessionId: s.sessionId, n }, `expire: exit request ${n} for untasked session ${s.label}`);
       lines.push({ ...base, action: 'enqueued', n });
-    } else {
+    } else if (step.step === 'give-up') {
       if (dry) {
+        deps.log.info({ event: 'expire:would-give-up', id: s.id, sessionId: s.sessionId }, `expire: would give up on untasked session ${s.label}`);
         lines.push({ ...base, action: 'would-give-up' });
         continue;
       }
-      updateExpireFacts(deps.config.stateDir, key, { gaveUpAt: iso });
       await raiseWillNotExit(deps, s, key);
+      updateExpireFacts(deps.config.stateDir, key, { gaveUpAt: iso });
       lines.push({ ...base, action: 'gave-up' });
     }
   }
+  if (!dry) for (const at of wakes) await wakeScanAt(deps, at);
   return { ok: true, lines };
 }
 
-/** The previous exit job: its ledger record first (the worker writes finishedAt), else its state in the queue. */
-async function prevJob(deps: PipelineDeps, jobId: string): Promise<PrevJob> {
-  const rec = readExit(deps.config.stateDir, jobId);
-  if (rec?.finishedAt) return { finishedAt: Date.parse(rec.finishedAt) };
-  const job = await deps.producers.exit.queue.getJob(jobId);
-  if (!job) return { missing: true }; // a re-enqueued job whose call was made only confirms (the ledger)
-  const state = await job.getState();
-  if (state === 'failed' && job.finishedOn) return { finishedAt: job.finishedOn };
-  if (state === 'completed' && job.finishedOn) return { finishedAt: job.finishedOn };
-  return { pending: true };
+/** A scan at a step's due time (a delayed job on the expire-scan queue; one per second at most). */
+export async function wakeScanAt(deps: PipelineDeps, at: number): Promise<void> {
+  const s = Math.ceil(at / 1000) * 1000;
+  await deps.producers.expire.add(`wake/${s}`, { dryRun: false }, { delay: Math.max(0, s - deps.now()) });
 }
 
 async function raiseWillNotExit(deps: PipelineDeps, s: SessionView, key: string) {

@@ -6,6 +6,7 @@ import type { SessionView } from '../evidence/fleet.js';
 import { personExitId } from '../../queues/session-exit.js';
 import { UNREACHABLE } from '../doctrine/verdict.js';
 import { holdsProcess, resolveSession } from '../doctrine/identity.js';
+import { judge } from '../doctrine/judge.js';
 
 export type PersonExitResult =
   | { status: 'accepted'; jobId: string; view: SessionView }
@@ -28,10 +29,13 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   if (found.kind === 'none') return { status: 'unknown-id' };
   if (found.kind === 'ambiguous') return { status: 'ambiguous', matches: found.matches };
   const view = found.row;
-  if (view.verdict === 'record' || view.verdict === 'gone') return { status: 'refused', view, reasons: [view.verdict], overridable: false };
-  const hard = view.reasons.filter((r) => UNREACHABLE.has(r));
-  if (hard.length) return { status: 'refused', view, reasons: hard, overridable: false };
-  if (view.verdict === 'protected' && !o.override) return { status: 'refused', view, reasons: view.reasons, overridable: true };
+  // the same judgement the exit worker makes again just before it acts
+  const j = judge({ act: 'person', view, rosterOk: true, override: o.override, now: deps.now(), recheck: 0 });
+  if (j.kind !== 'act') {
+    const reasons = view.verdict === 'record' || view.verdict === 'gone' ? [view.verdict] : j.why.split(',');
+    const overridable = view.verdict === 'protected' && !view.reasons.some((r) => UNREACHABLE.has(r));
+    return { status: 'refused', view, reasons, overridable };
+  }
   // overriding a protection is a person's decision: it is audited with why, so it must say why
   if (view.verdict === 'protected' && !o.why.trim()) return { status: 'needs-reason' };
   const cannot = await o.canQueue?.();

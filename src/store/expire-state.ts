@@ -4,6 +4,8 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 
 import { join } from 'node:path';
 import type { ExpireFacts } from '../doctrine/verdict.js';
 import type { RosterRow } from '../evidence/roster.js';
+import { readExit } from './ledger.js';
+import { expireExitId } from '../../queues/session-exit.js';
 
 export function expireKey(sessionId: string, procStartMs: number | null): string {
   return `${encodeURIComponent(sessionId)}@${procStartMs === null ? 'unknown' : Math.round(procStartMs)}`;
@@ -33,7 +35,13 @@ export function expireFactsReader(stateDir: string): (row: RosterRow, procStartM
       }
     }
     const key = expireKey(row.sessionId, start);
-    return names.has(`${key}.json`) ? readExpireFacts(stateDir, key) : null;
+    const facts = names.has(`${key}.json`) ? readExpireFacts(stateDir, key) : null;
+    // the next request is timed from when the latest exit job finished (the exit ledger)
+    if (facts && facts.requests > 0 && !facts.lastExitFinishedAt) {
+      const finished = readExit(stateDir, expireExitId(row.sessionId, String(Math.round(start ?? 0)), facts.requests))?.finishedAt;
+      if (finished) facts.lastExitFinishedAt = finished;
+    }
+    return facts;
   };
 }
 

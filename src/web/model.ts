@@ -5,51 +5,25 @@ import { sessionJson, snapshotJson, type FleetSnapshot, type SessionView } from 
 import { buildReport, laneOf, type Lane, type Report } from '../report/report.js';
 import { readExit } from '../store/ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
-import { REASONS, type ExpireFacts, type Reason, type TaskFacts } from '../doctrine/verdict.js';
+import { REASONS, taskChain, type ExpireFacts, type Reason, type TaskFacts } from '../doctrine/verdict.js';
+import { stepWords, timeline, type TimelineStep } from '../doctrine/chain.js';
 import { memAvailable, underPressure } from '../evidence/meminfo.js';
 import type { Config } from '../config.js';
 
 /** A task's latched steps: the verdict's TaskFacts without the id. */
 export type Latched = Omit<TaskFacts, 'id'>;
 
-/** Where a chain stands, in a person's words: released / asked / request n of 3 / exited / gave up. */
+/** Where a chain stands, in a person's words (the doctrine's chain: src/doctrine/chain.ts). */
 export function stepOf(task: Latched | null, expire: ExpireFacts | null | undefined, max: number): string {
-  if (!task) {
-    if (!expire) return '';
-    if (expire.exitedAt) return 'exited';
-    if (expire.gaveUpAt) return 'gave up';
-    return expire.requests ? `expire request ${expire.requests} of ${max}` : '';
-  }
-  if (!task.terminal) return '';
-  if (task.exitGaveUpAt) return 'gave up';
-  if (task.exitedAt) return 'exited';
-  if (task.exitRequests) return `request ${task.exitRequests} of ${max}`;
-  if (task.exitAskedAt) return 'asked';
-  if (task.releasedAt) return 'released';
-  return 'not yet released';
+  if (task) return task.terminal ? stepWords(taskChain({ ...task, id: '' }), max) : '';
+  return expire ? stepWords({ kind: 'expire', ...expire }, max) : '';
 }
 
-export interface TimelineStep {
-  label: string;
-  at: string | null;
-  done: boolean;
-}
+export type { TimelineStep };
 
-/** A task's latched steps in order, with the ones still ahead (released → asked → requests → the end). */
+/** A task's latched steps in order, with the ones still ahead; each request's own time from the exit ledger. */
 export function timelineOf(task: Latched & { id: string }, sessionId: string | null, stateDir: string, max: number): TimelineStep[] {
-  const steps: TimelineStep[] = [
-    { label: 'released', at: task.releasedAt ?? null, done: Boolean(task.releasedAt) },
-    { label: 'asked', at: task.exitAskedAt ?? null, done: Boolean(task.exitAskedAt) },
-  ];
-  for (let n = 1; n <= max; n++) {
-    const done = task.exitRequests >= n;
-    // each request's own time is in the exit ledger; the task file keeps only the latest
-    const called = done && sessionId ? readExit(stateDir, requestExitId(task.id, sessionId, n))?.calledAt : undefined;
-    steps.push({ label: `request ${n}`, at: called ?? (done && n === task.exitRequests ? (task.exitRequestedAt ?? null) : null), done });
-  }
-  if (task.exitGaveUpAt) steps.push({ label: 'gave up', at: task.exitGaveUpAt, done: true });
-  else steps.push({ label: 'exited', at: task.exitedAt ?? null, done: Boolean(task.exitedAt) });
-  return steps;
+  return timeline(taskChain(task), max, (n) => (sessionId ? readExit(stateDir, requestExitId(task.id, sessionId, n))?.calledAt : undefined));
 }
 
 export function reasonWords(r: string): string {
