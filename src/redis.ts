@@ -9,7 +9,13 @@
 import type { ConnectionOptions } from 'bullmq';
 import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
 
-export function redisOptions(url: string, forWorker = false): ConnectionOptions {
+/**
+ * Connection options, by what the connection is for (BullMQ's production guide): a worker waits out an
+ * outage (maxRetriesPerRequest null, reconnect forever); `sunset up`'s producers queue their commands while
+ * Redis is away and go on when it is back; a one-shot command (`sunset exit`) gives up after a few tries, so
+ * its add() fails at once with the cause — no separate reachability probe.
+ */
+export function redisOptions(url: string, forWorker = false, oneShot = false): ConnectionOptions {
   const u = new URL(url);
   if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error(`redisUrl ${url} must start with redis:// or rediss://`);
   const db = u.pathname && u.pathname !== '/' ? Number(u.pathname.slice(1)) : 0;
@@ -21,8 +27,8 @@ export function redisOptions(url: string, forWorker = false): ConnectionOptions 
     ...(Number.isFinite(db) && db ? { db } : {}),
     ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
     // workers block on Redis and must wait out an outage rather than fail their commands
-    ...(forWorker ? { maxRetriesPerRequest: null } : { maxRetriesPerRequest: null, enableOfflineQueue: true }),
-    retryStrategy: (times: number) => Math.min(times * 200, 2000),
+    ...(forWorker ? { maxRetriesPerRequest: null } : oneShot ? { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 3000 } : { maxRetriesPerRequest: null, enableOfflineQueue: true }),
+    retryStrategy: oneShot && !forWorker ? (times: number) => (times > 3 ? null : 250) : (times: number) => Math.min(times * 200, 2000),
   };
 }
 
@@ -122,9 +128,9 @@ export interface RedisLink {
   close(): Promise<void>;
 }
 
-export function redisLink(t: RedisTarget): RedisLink {
+export function redisLink(t: RedisTarget, o: { oneShot?: boolean } = {}): RedisLink {
   if (!t.redisCluster?.length) {
-    return { cluster: false, where: redisWhere(t), connection: (forWorker = false) => redisOptions(t.redisUrl, forWorker), close: async () => undefined };
+    return { cluster: false, where: redisWhere(t), connection: (forWorker = false) => redisOptions(t.redisUrl, forWorker, o.oneShot), close: async () => undefined };
   }
   const list = t.redisCluster;
   clusterNodes(list); // fail now, with the node named, rather than at first use
@@ -136,7 +142,7 @@ export function redisLink(t: RedisTarget): RedisLink {
     connection() {
       if (closed) throw new Error('this Redis link is closed');
       if (!client) {
-        client = newCluster(list);
+        client = newCluster(list, o.oneShot ? { reconnectTries: 3 } : {});
         client.on('error', () => undefined); // each Queue and Worker reports errors on its own connection
       }
       return client as unknown as ConnectionOptions;
@@ -148,23 +154,4 @@ export function redisLink(t: RedisTarget): RedisLink {
       if (c) await closeClient(c);
     },
   };
-}
-
-/** Can this target be reached within ms? null when it answers PING, else what went wrong (for one-shot commands). */
-export async function unreachable(t: RedisTarget, ms = 5000): Promise<string | null> {
-  const c = createRedisClient(t, { maxRetriesPerRequest: 1, connectTimeout: ms, reconnectTries: 1, lazyConnect: true });
-  let cause: Error | null = null;
-  c.on('error', (err: Error) => (cause = err)); // the answer below says it
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
-    await Promise.race([c.ping(), late]);
-    return null;
-  } catch (err: any) {
-    // "Connection is closed." is how ioredis gives up; the connection's own error says why
-    return `cannot reach Redis at ${redisWhere(t)} (${(cause as Error | null)?.message ?? err?.message ?? err})`;
-  } finally {
-    clearTimeout(timer);
-    c.disconnect();
-  }
 }

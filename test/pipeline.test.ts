@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { startTestSunset, testConfig } from './support/sunset.js';
 import { untilWithin, useFleet } from './support/use-fleet.js';
 import { Alarms } from '../src/store/alarms.js';
+import { gatherFleet } from '../src/evidence/fleet.js';
 
 const H = 3_600_000;
 const ctx = useFleet();
@@ -82,6 +83,26 @@ describe('the exit pipeline', () => {
     expect(alarms).toHaveLength(1);
     expect(alarms[0]).toMatchObject({ kind: 'session-will-not-exit', taskId: 'stub', sessionId: a.sessionId });
     expect(ctx.fleet.isAlive(a)).toBe(true);
+  });
+
+  it("next.at in the verdict is when the step really fires (±1 s): request 1 after the ask, request 2 after exit 1 finished", async () => {
+    const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'timed', state: 'done', sessionId: a.sessionId });
+    const cfg = testConfig(ctx.fleet, { windows: { askWait: 2500, retryWait: 2500, exitConfirm: 600 } });
+    ctx.sunset = await startTestSunset(cfg);
+    const next = async () => (await gatherFleet(cfg)).sessions.find((s) => s.sessionId === a.sessionId)!.next;
+    await until('asked', () => Boolean(task('timed').exitAskedAt));
+    const n1 = await next();
+    expect(n1).toMatchObject({ step: 'wait', n: 1 });
+    await until('request 1', () => task('timed').exitRequests === 1, 10_000);
+    expect(Math.abs(Date.parse(task('timed').exitRequestedAt) - Date.parse(n1!.at!))).toBeLessThanOrEqual(1000);
+    // exit job 1 runs its exitConfirm, then finishes: from then on next.at is retryWait after that finish
+    const finished = () => ctx.sunset!.events.find((e) => e.event === 'exit:not-confirmed' && e.jobId?.endsWith('/1'));
+    await until('exit 1 finished', () => Boolean(finished()), 10_000);
+    const n2 = await next();
+    expect(n2).toMatchObject({ step: 'wait', n: 2 });
+    await until('request 2', () => task('timed').exitRequests === 2, 10_000);
+    expect(Math.abs(Date.parse(task('timed').exitRequestedAt) - Date.parse(n2!.at!))).toBeLessThanOrEqual(1000);
   });
 
   it('an interactive session leaves by /exit typed into its pane; one sent to the background is finished by claude stop', async () => {

@@ -1,7 +1,6 @@
 import { userInfo } from 'node:os';
 import { QueueEvents } from 'bullmq';
 import { createDeps, closeProducers, redisLinkOf } from '../pipeline/deps.js';
-import { unreachable } from '../redis.js';
 import { requestPersonExit } from '../pipeline/person-exit.js';
 import { createLogger } from '../log.js';
 import { PREFIX } from '../../queues/common.js';
@@ -33,12 +32,11 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
     const id = positionals[0];
     const cfg = config(values, io);
     const log = createLogger(cfg.log.level === 'info' ? 'warn' : cfg.log.level);
-    const deps = createDeps(cfg, { log });
+    const deps = createDeps(cfg, { log, oneShot: true }); // a Redis that is not there is said at once, not waited out
     const by = safeUser();
     try {
       // a one-shot command: a Redis that is not there is said at once, not waited out as `sunset up` does
-      const canQueue = () => unreachable(cfg, Math.max(2000, cfg.probeTimeout));
-      const r = await requestPersonExit(deps, id, { why: values.reason ?? '', by, override: Boolean(values['override-protection']), canQueue });
+      const r = await requestPersonExit(deps, id, { why: values.reason ?? '', by, override: Boolean(values['override-protection']) });
       const print = (o: object) => values.json && io.out(JSON.stringify(o, null, 2));
       if (r.status === 'needs-reason') {
         print({ status: r.status });

@@ -14,7 +14,8 @@ requests → a person. --role (repeatable) runs only some parts, to split them o
   workers    one worker per queue (release, ask, retry, the rate-limited exit worker, ...)
   web        Bull Board, the fleet and decisions pages, the JSON API
 --dry-run decides and logs, but never releases, asks, requests or exits.
-Logs are JSON lines on stderr. Interrupted or terminated, it closes workers, queues and Redis, once.`,
+Logs are JSON lines on stderr. Interrupted or terminated, it closes every part once (an exit job
+still confirming is given its exitConfirm); a second interrupt stops it at once.`,
   options: { role: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },
   async run({ values }, io) {
     const roles = (values.role ?? []) as string[];
@@ -32,14 +33,21 @@ Logs are JSON lines on stderr. Interrupted or terminated, it closes workers, que
     if (running.web) io.err(`sunset: web at ${running.web.url} (Bull Board at ${running.web.url}queues)`);
     log.info({ event: 'up:running', host: cfg.host }, 'sunset running');
     await new Promise<void>((resolve) => {
-      const stop = (sig: string) => {
-        log.info({ event: 'up:stopping', signal: sig }, 'sunset stopping');
+      let stopping = false;
+      const stop = (sig: string, code: number) => {
+        if (stopping) {
+          // a second signal: the person does not want to wait for the exit jobs to finish confirming
+          log.warn({ event: 'up:forced', signal: sig }, 'sunset stopping now (second signal)');
+          process.exit(code);
+        }
+        stopping = true;
+        log.info({ event: 'up:stopping', signal: sig }, 'sunset stopping (a second interrupt stops it at once)');
         running.close().then(resolve, resolve);
       };
       // on, not once: with a probe child in flight, execa's signal-exit re-raises a signal that no other
       // listener is left to handle, which killed sunset halfway through this shutdown (the chaos suite)
-      process.on('SIGINT', () => stop('interrupt'));
-      process.on('SIGTERM', () => stop('terminate'));
+      process.on('SIGINT', () => stop('interrupt', 130));
+      process.on('SIGTERM', () => stop('terminate', 143));
     });
     log.info({ event: 'up:stopped' }, 'sunset stopped');
     return EXIT.ok;

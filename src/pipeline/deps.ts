@@ -73,8 +73,9 @@ export interface PipelineDeps {
 }
 
 /** Everything a worker or a one-shot command needs, on its own Redis connection. */
-export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?: () => number; dryRun?: boolean }): PipelineDeps {
-  const link = redisLink(config);
+export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?: () => number; dryRun?: boolean; oneShot?: boolean }): PipelineDeps {
+  // a one-shot command (sunset exit) fails fast when Redis is away; `sunset up` waits it out
+  const link = redisLink(config, { oneShot: o.oneShot });
   const producers = createProducers(config, link.connection());
   links.set(producers, link);
   return {

@@ -1,7 +1,7 @@
 // A person's exit request (CLI `sunset exit`, web POST /api/exit/:id): judged on fresh evidence, refused
 // when protected unless overridden (an audited decision), then enqueued on the same rate-limited path.
 import type { PipelineDeps } from './deps.js';
-import { evidenceOf, exitPriorityNow } from './deps.js';
+import { evidenceOf, exitPriorityNow, redisLinkOf } from './deps.js';
 import type { SessionView } from '../evidence/fleet.js';
 import { personExitId } from '../../queues/session-exit.js';
 import { UNREACHABLE } from '../doctrine/verdict.js';
@@ -18,11 +18,8 @@ export type PersonExitResult =
   | { status: 'not-queued'; view: SessionView; error: string };
 
 
-/**
- * `o.canQueue`, when given, is asked just before anything is written or queued (a one-shot CLI checks that
- * Redis answers): an error there is `not-queued`, after the refusals, which never depend on Redis.
- */
-export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean; canQueue?: () => Promise<string | null> }): Promise<PersonExitResult> {
+/** Judged on fresh evidence first (refusals never need Redis); an exit it would queue that Redis does not take is `not-queued`, with the cause. */
+export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
   const snap = await deps.fleet(0);
   if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
   const found = resolveSession(snap.sessions, id, holdsProcess);
@@ -38,13 +35,15 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   }
   // overriding a protection is a person's decision: it is audited with why, so it must say why
   if (view.verdict === 'protected' && !o.why.trim()) return { status: 'needs-reason' };
-  const cannot = await o.canQueue?.();
-  if (cannot) return { status: 'not-queued', view, error: cannot };
   o = { ...o, why: o.why.trim() || '(no reason given)' };
   const at = deps.now();
   const jobId = personExitId(view.sessionId, at);
+  try {
+    await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes) });
+  } catch (err: any) {
+    return { status: 'not-queued', view, error: `cannot reach Redis at ${redisLinkOf(deps.producers)?.where ?? deps.config.redisUrl} (${err?.message ?? err})` };
+  }
   deps.audit({ event: 'exit:person-request', sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) });
-  await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes) });
   deps.log.info({ event: 'exit:person-request', id: view.id, by: o.by, override: o.override }, `exit of ${view.label} requested by ${o.by}`);
   return { status: 'accepted', jobId, view };
 }

@@ -21,6 +21,7 @@ import { RECONCILE_SCHEDULER_ID } from '../../queues/reconcile.js';
 import { EXPIRE_SCHEDULER_ID } from '../../queues/expire-scan.js';
 import type { ExitOutcome, ExitTarget } from './session-exit.js';
 import { startSampler, type Sampler } from '../report/sampler.js';
+import { Lifecycle } from '../lifecycle.js';
 
 export type Role = 'producers' | 'workers' | 'web';
 export const ROLES: Role[] = ['producers', 'workers', 'web'];
@@ -44,13 +45,17 @@ export interface Running {
   web: { close(): Promise<void>; url: string; token?: string } | null;
   /** Run one reconcile pass now (tests trigger it instead of waiting). */
   reconcile(): Promise<unknown>;
-  close(): Promise<void>;
+  /** Close every part once, last started first, each within `deadlineMs` (default: long enough for an exit job to confirm). */
+  close(deadlineMs?: number): Promise<void>;
 }
 
 export async function startSunset(config: Config, o: UpOptions): Promise<Running> {
   const roles = new Set(o.roles?.length ? o.roles : ROLES);
   const log = o.log;
   const deps = createDeps(config, { log, audit: o.audit, now: o.now, dryRun: o.dryRun });
+  // each part registers its closer as it starts; they close once, in reverse (src/lifecycle.ts)
+  const life = new Lifecycle();
+  life.add('queues', () => closeProducers(deps.producers));
   // plain options for one server; in cluster mode the producers' Cluster instance, which each Worker
   // duplicates (and closes its copies); closeProducers quits the instance itself, after the workers
   const link = redisLinkOf(deps.producers)!;
@@ -73,6 +78,9 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       worker.on('error', (err) => redisDown() && log.error({ event: 'redis:error', queue: q.name, error: err.message }, `worker ${q.name}: ${err.message}; retrying`));
       worker.on('failed', (job, err) => log.warn({ event: 'job:failed', queue: q.name, jobId: job?.id, attempts: job?.attemptsMade, error: err.message }, `job ${job?.id} failed: ${err.message}`));
       workers.push(worker);
+      // a worker's close waits for its active jobs; past the deadline it is closed with force (their locks lapse
+      // and the jobs come back stalled: an exit job whose call was made only confirms, by the exit ledger)
+      life.add(`worker ${q.name}`, () => worker.close(), () => worker.close(true));
     };
     add(producers.terminal, createReleaseProcessor(deps), { concurrency: 32 });
     add(producers.ask, createAskProcessor(deps), { concurrency: 256 }); // asks share one sweep: many at once cost one
@@ -106,6 +114,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       },
     });
     watcher.start();
+    life.add('watcher', () => watcher!.close());
     // job schedulers: idempotent across restarts and processes; the first run fires at once
     const schedule = async () => {
       await producers.reconcile.queue.upsertJobScheduler(RECONCILE_SCHEDULER_ID, { every: config.windows.reconcileEvery }, { name: 'reconcile', data: {} });
@@ -115,41 +124,40 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     // Redis may lose the schedulers (a flush, a restart without persistence): upsert is idempotent, so renew them
     scheduleTimer = setInterval(() => void schedule().catch(() => undefined), config.windows.reconcileEvery);
     scheduleTimer.unref();
+    const timer = scheduleTimer;
+    life.add('schedulers', () => clearInterval(timer));
     void deps.alarms.redeliver().catch(() => undefined);
     // the fleet census (docs/sampler.md): one sampling process per host, by a lock file in stateDir
     sampler = startSampler(config, { log, now: o.now });
+    const s = sampler;
+    life.add('sampler', () => s.close());
   }
 
   let web: Running['web'] = null;
   if (roles.has('web') && o.startWeb) {
     try {
       web = await o.startWeb(deps);
+      const w = web;
+      life.add('web', () => w.close());
     } catch (err) {
       // the other roles are already running: close them rather than leave a half-started process
-      if (scheduleTimer) clearInterval(scheduleTimer);
-      await watcher?.close();
-      await Promise.all(workers.map((w) => w.close()));
-      await closeProducers(producers);
+      await life.close();
       throw err;
     }
   }
 
-  let closing: Promise<void> | null = null;
+  // long enough for an exit job to finish confirming (a clean stop loses nothing), not forever
+  const deadline = 2 * config.probeTimeout + config.windows.exitConfirm + 5000;
   return {
     deps,
     workers,
     watcher,
     web,
     reconcile: () => reconcileProcessor(),
-    close: () =>
-      (closing ??= (async () => {
-        if (scheduleTimer) clearInterval(scheduleTimer);
-        await sampler?.close();
-        await watcher?.close();
-        await web?.close();
-        await Promise.all(workers.map((w) => w.close()));
-        await closeProducers(producers);
-      })()),
+    close: async (ms = deadline) => {
+      const late = await life.close(ms);
+      if (late.length) log.warn({ event: 'up:closed-late', parts: late }, `closed past the deadline (${ms} ms) or failed: ${late.join(', ')}`);
+    },
   };
 }
 
