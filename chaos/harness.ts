@@ -1,6 +1,7 @@
 // What every chaos scenario shares: a real `sunset up` child process (which the harness may kill -9: it is
 // the harness's own process), a roster call counter, a task-file monitor that catches lost fields and
 // latches moving back, and the measurements of the chaos table.
+import { readAudit } from '../src/store/audit.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -326,7 +327,7 @@ export function observe(fleet: TestFleet, subjects: Subject[]) {
   const state = fleet.stateDir;
   const requests = jsonLines(join(reg, 'requests.jsonl'));
   const endedFiles = safeList(join(reg, 'ended')).filter((n) => n.endsWith('.json') && !n.startsWith('.'));
-  const audit = jsonLines(join(state, 'audit.jsonl'));
+  const audit = readAudit(state) as Array<Record<string, any>>;
   const alarms = jsonLines(join(state, 'alarms.jsonl'));
   const exits = safeList(join(state, 'exits'))
     .filter((n) => n.endsWith('.json'))
@@ -334,7 +335,7 @@ export function observe(fleet: TestFleet, subjects: Subject[]) {
     .filter((r): r is Record<string, any> => r !== null);
   const requestsOf = (id: string) => requests.filter((r) => r.id === id).length;
   const endedOf = (id: string) => endedFiles.filter((n) => n.startsWith(`${id}-`) && /^\d+\.json$/.test(n.slice(id.length + 1))).length;
-  const asksOf = (taskId: string) => audit.filter((e) => e.event === 'ask' && e.taskId === taskId).length;
+  const asksOf = (taskId: string) => audit.filter((e) => e.event === 'exit:asked' && e.taskId === taskId).length;
   const callsOf = (sessionId: string) => exits.filter((r) => r.sessionId === sessionId && r.calledAt).length;
   const askFilesOf = (sessionId: string) => {
     if (!sessionId || sessionId.includes('/') || sessionId === '.' || sessionId === '..') return 0;
@@ -362,7 +363,7 @@ export function measure(fleet: TestFleet, subjects: Subject[], monitorProblems: 
   m.exited = o.endedFiles.length;
   m.notes.push(...(extra.notes ?? []));
   // asked twice: more than one "ask" decision for a task, or more than one ask file for one task
-  const taskIds = new Set(o.audit.filter((e) => e.event === 'ask').map((e) => String(e.taskId)));
+  const taskIds = new Set(o.audit.filter((e) => e.event === 'exit:asked').map((e) => String(e.taskId)));
   for (const t of taskIds) if (o.asksOf(t) > 1) (m.askedTwice++, m.notes.push(`task ${t} asked ${o.asksOf(t)} times`));
   // the ask file is written again only by a replay of the same ask (crash before its latch), with the time
   // then latched; an ask file newer than exitAskedAt is a second message

@@ -238,12 +238,12 @@ class Narrator {
         return once(`req/${e.taskId}/${e.n}`, `${w}: exit request ${e.n} of 3 (on the rate-limited exit queue)`);
       case 'expire:requested':
         return once(`exp/${e.sessionId}/${e.n}`, `${w}: untasked and idle past the expire window → exit request ${e.n} of 3`);
-      case 'exit:confirmed':
+      case 'exit:exited':
         return once(`ok/${e.jobId}`, `${w}: left by its own exit path (${e.method}); conversation resumable`);
-      case 'exit:not-confirmed':
+      case 'exit:still-running':
         return once(`no/${e.jobId}`, `${w}: still running after the request — sunset waits, never forces`);
       case 'exit:spared':
-        return once(`sp/${e.jobId}`, `${w}: re-checked just before acting and spared (${e.why})`);
+        return once(`sp/${e.jobId}`, `${w}: re-checked just before acting and spared (${(e.reasons ?? []).join(', ')})`);
       case 'exit:gave-up':
         return once(`gu/${e.taskId}`, `${w}: three requests ignored → gave up; a person decides now`);
       case 'alarm:raised':

@@ -1,5 +1,6 @@
 // Crashes and lost schedules: kill -9 of sunset mid-chain, and Redis flushed mid-chain. Nothing is asked
 // twice, no task gets over 3 requests, no alarm is raised twice, and the chain still finishes.
+import { readAudit } from '../src/store/audit.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -26,10 +27,7 @@ const ctx = useFleet({
 });
 
 const task = (id: string) => ctx.fleet.readTask(id);
-const audits = (stateDir: string, event: string) =>
-  readFileSync(join(stateDir, 'audit.jsonl'), 'utf8')
-    .split('\n')
-    .filter((l) => l.includes(`"event":"${event}"`)).length;
+const audits = (stateDir: string, event: string) => readAudit(stateDir).filter((e) => e.event === event).length;
 
 function startUp(cfgFile: string): ChildProcess {
   const p = spawn(process.execPath, [CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', cfgFile], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -68,7 +66,7 @@ describe('kill -9 of sunset mid-chain, then restart', () => {
     expect(stops).toBeGreaterThanOrEqual(2); // a crash between "calling" and the call may cost one delivery, never add one
     const stateDir = ctx.fleet.config().stateDir;
     // one message: one ask file, written at the latched time (a crash may fall between the latch and its audit line)
-    expect(audits(stateDir, 'ask')).toBeLessThanOrEqual(1);
+    expect(audits(stateDir, 'exit:asked')).toBeLessThanOrEqual(1);
     const ask = JSON.parse(readFileSync(join(ctx.fleet.inboxDir, a.sessionId, 'sunset-exit-ask-k.json'), 'utf8'));
     expect(ask.at).toBe(task('k').exitAskedAt);
     expect(new Alarms({ stateDir, host, alarms: { webhook: null, command: null }, probeTimeout: 1000 }).list()).toHaveLength(1);
@@ -106,7 +104,7 @@ describe('Redis loses everything mid-chain', () => {
     expect(task('f').exitRequests).toBe(3);
     expect(ctx.fleet.requests(a).length).toBe(3);
     expect(new Alarms(ctx.sunset.config).list()).toHaveLength(1);
-    expect(audits(ctx.sunset.config.stateDir, 'ask')).toBe(1);
+    expect(audits(ctx.sunset.config.stateDir, 'exit:asked')).toBe(1);
   }, 90_000);
 
   it('Redis restarted mid-chain (nothing persisted): the chain finishes', async () => {

@@ -31,7 +31,7 @@ describe('the exit pipeline', () => {
     expect(ctx.sunset.exitCalls).toEqual([a.id]);
     const audit = () => readFileSync(join(ctx.sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
     await until('the exit audited', () => audit().includes('"exit:exited"')); // written just after the latch
-    for (const e of ['"release"', '"ask"', '"request"', '"exit:exited"']) expect(audit()).toContain(e);
+    for (const e of ['"task:released"', '"exit:asked"', '"exit:requested"', '"exit:calling"', '"exit:exited"']) expect(audit()).toContain(e);
   });
 
   it('awaiting-human and active lanes are never touched, however idle (D4)', async () => {
@@ -97,7 +97,7 @@ describe('the exit pipeline', () => {
     await until('request 1', () => task('timed').exitRequests === 1, 10_000);
     expect(Math.abs(Date.parse(task('timed').exitRequestedAt) - Date.parse(n1!.at!))).toBeLessThanOrEqual(1000);
     // exit job 1 runs its exitConfirm, then finishes: from then on next.at is retryWait after that finish
-    const finished = () => ctx.sunset!.events.find((e) => e.event === 'exit:not-confirmed' && e.jobId?.endsWith('/1'));
+    const finished = () => ctx.sunset!.events.find((e) => e.event === 'exit:still-running' && e.jobId?.endsWith('/1'));
     await until('exit 1 finished', () => Boolean(finished()), 10_000);
     const n2 = await next();
     expect(n2).toMatchObject({ step: 'wait', n: 2 });

@@ -11,6 +11,7 @@ import { latchChain, loadChain, schedule } from '../src/pipeline/chains.js';
 import { judge } from '../src/doctrine/judge.js';
 import { deliverAsk } from '../src/pipeline/ask.js';
 import { claimAsk } from '../src/store/ledger.js';
+import { decided } from '../src/pipeline/events.js';
 import { deferJob, jobData } from './common.js';
 
 export function createAskProcessor(deps: PipelineDeps) {
@@ -45,8 +46,7 @@ export function createAskProcessor(deps: PipelineDeps) {
     const delivered = await deliverAsk(deps.config, j.view, task, at);
     const res = await latchChain(deps, taskId, { exitAskedAt: new Date(at).toISOString() }, job, token);
     // the one that latched it audits it: a replay racing another replay writes the same file and latches nothing
-    if (res.applied.exitAskedAt) deps.audit({ event: 'ask', ...(c.won ? {} : { replayed: true }), ...log, id: j.view.id, via: delivered.via, path: delivered.path, ...evidenceOf(j.view) });
-    deps.log.info({ event: c.won ? 'exit:asked' : 'exit:ask-replayed', ...log, id: j.view.id, via: delivered.via }, `asked session ${j.view.label} to wrap up (task ${taskId} is ${task.state})${c.won ? '' : ', again after a crash'}`);
+    decided(deps, 'exit:asked', { ...(c.won ? {} : { replayed: true }), ...log, id: j.view.id, via: delivered.via, path: delivered.path, ...evidenceOf(j.view) }, `asked session ${j.view.label} to wrap up (task ${taskId} is ${task.state})${c.won ? '' : ', again after a crash'}`, { audit: Boolean(res.applied.exitAskedAt) });
     await schedule(deps, res.task);
     return { asked: true };
   };

@@ -7,6 +7,7 @@ import { exitRetrySchema } from '../queues/exit-retry.js';
 import { endChain, evidenceOf, look, type PipelineDeps } from '../src/pipeline/deps.js';
 import { latchChain, loadChain, schedule } from '../src/pipeline/chains.js';
 import { judge } from '../src/doctrine/judge.js';
+import { decided } from '../src/pipeline/events.js';
 import { deferJob, jobData } from './common.js';
 
 export function createRetryProcessor(deps: PipelineDeps) {
@@ -43,13 +44,11 @@ export function createRetryProcessor(deps: PipelineDeps) {
         message: `session ${j.view.label} (task ${taskId}) was asked once and requested to exit ${max} times and is still running; a person decides now`,
       });
       const res = await latchChain(deps, taskId, { exitGaveUpAt: at }, job, token);
-      deps.audit({ event: 'give-up', ...log, id: j.view.id, ...evidenceOf(j.view) });
-      deps.log.warn({ event: 'exit:gave-up', ...log, id: j.view.id }, `gave up on session ${j.view.label} after ${max} requests`);
+      decided(deps, 'exit:gave-up', { ...log, id: j.view.id, ...evidenceOf(j.view) }, `gave up on session ${j.view.label} after ${max} requests`, { level: 'warn' });
       return { gaveUp: Boolean(res.task.exitGaveUpAt) };
     }
     const res = await latchChain(deps, taskId, { exitRequests: n, exitRequestedAt: at }, job, token);
-    deps.audit({ event: 'request', ...log, id: j.view.id, ...evidenceOf(j.view) });
-    deps.log.info({ event: 'exit:requested', ...log, id: j.view.id }, `exit request ${n}/${max} for session ${j.view.label}`);
+    decided(deps, 'exit:requested', { ...log, id: j.view.id, ...evidenceOf(j.view) }, `exit request ${n}/${max} for session ${j.view.label}`);
     await schedule(deps, res.task, { rssBytes: j.view.rssBytes }); // enqueues exit job n (largest first under memory pressure)
     return { requested: n };
   };

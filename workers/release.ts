@@ -5,6 +5,7 @@ import { taskTerminalSchema } from '../queues/task-terminal.js';
 import type { PipelineDeps } from '../src/pipeline/deps.js';
 import { latchChain, loadChain, schedule } from '../src/pipeline/chains.js';
 import { run } from '../src/run.js';
+import { decided } from '../src/pipeline/events.js';
 import { jobData } from './common.js';
 
 export function fillPlaceholders(argv: readonly string[], values: Record<string, string>): string[] {
@@ -27,8 +28,7 @@ export function createReleaseProcessor(deps: PipelineDeps) {
       if (!r.ok) throw new Error(`releaseCommand failed for task ${taskId}: ${r.error} ${r.stderr.trim()}`); // retried with backoff
     }
     const res = await latchChain(deps, taskId, { releasedAt: new Date(deps.now()).toISOString() }, job, token);
-    deps.audit({ event: 'release', taskId, sessionId: task.sessionId, releasedAt: res.task.releasedAt, watcher: task.watcher, releaseCommand: Boolean(cmd) });
-    deps.log.info({ event: 'task:released', taskId, sessionId: task.sessionId }, `released task ${taskId}`);
+    decided(deps, 'task:released', { taskId, sessionId: task.sessionId, releasedAt: res.task.releasedAt, watcher: task.watcher, releaseCommand: Boolean(cmd) }, `released task ${taskId}`);
     await schedule(deps, res.task);
     return { released: true };
   };

@@ -11,6 +11,7 @@ import { updateExpireFacts } from '../src/store/expire-state.js';
 import type { SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
 import { judge } from '../src/doctrine/judge.js';
+import { decided } from '../src/pipeline/events.js';
 import { loadChain, schedule } from '../src/pipeline/chains.js';
 import { wakeScanAt } from '../src/pipeline/expire.js';
 import { deferJob, jobData } from './common.js';
@@ -64,11 +65,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       deps.log.debug({ event: 'exit:deferred', ...log, why: j.why }, `exit ${jobId} waits: ${j.why}`);
       return deferJob(job, token, j.at);
     }
-    if (j.kind === 'end') {
-      deps.audit({ event: 'exit:spared', ...log, why: j.why, ...evidenceOf(j.view) });
-      deps.log.info({ event: 'exit:spared', ...log, why: j.why }, `not exiting session ${j.view?.label ?? data.sessionId}: ${j.why}`);
-      return finish(base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
-    }
+    if (j.kind === 'end') return finish(base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
     const view = j.view;
     if (deps.dryRun) {
       deps.log.info({ event: 'exit:dry-run', ...log, id: view.id }, `would exit session ${view.label} (${view.kind})`);
@@ -100,7 +97,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       return confirmOnly(data, base, readClaim(stateDir, jobId)); // another processor of this same job is calling
     }
     writeExit(stateDir, calling);
-    deps.audit({ event: 'exit:calling', ...log, id: view.id, kind: view.kind, ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}), ...evidenceOf(view) });
+    decided(deps, 'exit:calling', { ...log, id: view.id, kind: view.kind, ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}), ...evidenceOf(view) }, `asking session ${view.label} to leave by its own exit path (${view.kind === 'interactive' ? '/exit typed into its pane' : 'claude stop'})`);
     let outcome: ExitOutcome;
     try {
       outcome = await exit(target, deps.config);
@@ -109,11 +106,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     }
     if (outcome.exited) await latchExited(data, view);
     const result = outcome.exited ? 'exited' : outcome.called ? 'still-running' : 'failed';
-    deps.log.info(
-      { event: outcome.exited ? 'exit:confirmed' : 'exit:not-confirmed', ...log, id: view.id, method: outcome.method, ms: outcome.ms, error: outcome.error },
-      outcome.exited ? `session ${view.label} left by its own exit path (${outcome.method}, ${outcome.ms} ms)` : `session ${view.label} did not leave within exitConfirm${outcome.error ? `: ${outcome.error}` : ''}`,
-    );
-    return finish(calling, result, view, { method: outcome.method, ...(outcome.error ? { error: outcome.error } : {}) });
+    return finish(calling, result, view, { method: outcome.method, ms: outcome.ms, ...(outcome.error ? { error: outcome.error } : {}) } as Partial<ExitRecord>);
   };
 
   /** The call was made (by a crashed run, or a concurrent one): only confirm, never call again. */
@@ -137,7 +130,17 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
   async function finish(rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {
     const done: ExitRecord = { ...rec, ...extra, outcome, finishedAt: new Date(deps.now()).toISOString() };
     writeExit(stateDir, done);
-    deps.audit({ event: `exit:${outcome}`, jobId: rec.jobId, reason: rec.reason, taskId: rec.taskId, sessionId: rec.sessionId, ...(view ? { id: view.id } : {}), ...extra });
+    const who = view?.label ?? rec.label ?? rec.sessionId;
+    const x = extra as Record<string, unknown>;
+    const words: Record<typeof outcome, string> = {
+      exited: `session ${who} left by its own exit path (${x.method ?? 'confirmed'}${x.ms !== undefined ? `, ${x.ms} ms` : ''})`,
+      'still-running': `session ${who} did not leave within exitConfirm${x.error ? `: ${x.error}` : ''}`,
+      failed: `the exit path of session ${who} could not be taken: ${x.error ?? 'unknown error'}`,
+      spared: `not exiting session ${who}: ${(x.reasons as string[] | undefined)?.join(',') ?? ''}`,
+      refused: `a person's exit of session ${who} was refused: ${(x.reasons as string[] | undefined)?.join(',') ?? ''}`,
+      gone: `session ${who} is not running any more: nothing to call`,
+    };
+    decided(deps, `exit:${outcome}`, { jobId: rec.jobId, reason: rec.reason, taskId: rec.taskId, sessionId: rec.sessionId, ...(view ? { id: view.id } : {}), ...extra, ...(outcome === 'spared' || outcome === 'refused' ? evidenceOf(view) : {}) }, words[outcome]);
     // the chain's next step is timed from this finish: schedule it now (request n+1 or the give-up, retryWait on)
     if (rec.reason === 'request' && rec.taskId && outcome !== 'exited' && outcome !== 'gone') {
       const c = await loadChain(deps, rec.taskId).catch(() => null);

@@ -8,6 +8,7 @@ import { Alarms } from '../store/alarms.js';
 import { fleetCache, type FleetSource } from '../evidence/fleet-cache.js';
 import { expireFactsReader } from '../store/expire-state.js';
 import { redisLink, type RedisLink } from '../redis.js';
+import { decided } from './events.js';
 import { exitPriority, underPressure } from '../evidence/meminfo.js';
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from '../tasks/tasks.js';
@@ -134,8 +135,7 @@ export async function look(deps: PipelineDeps, sessionId: string, notBefore?: nu
 export async function endChain(deps: PipelineDeps, task: Task, step: string, j: { why: string; gone?: boolean; view?: SessionView }) {
   const ids = { taskId: task.id, sessionId: task.sessionId };
   if (j.gone) await endedElsewhere(deps, task, j.view ?? null);
-  deps.audit({ event: 'chain:ended', ...ids, step, why: j.why, ...evidenceOf(j.view) });
-  deps.log.info({ event: 'chain:ended', ...ids, step, why: j.why }, `task ${task.id}: chain ends before the ${step} (${j.why})`);
+  decided(deps, 'chain:ended', { ...ids, step, why: j.why, ...evidenceOf(j.view) }, `task ${task.id}: chain ends before the ${step} (${j.why})`);
   return { ended: j.why };
 }
 
@@ -148,10 +148,11 @@ export async function endChain(deps: PipelineDeps, task: Task, step: string, j: 
 export async function endedElsewhere(deps: PipelineDeps, task: Task, view: SessionView | null | undefined): Promise<void> {
   if (task.exitedAt || !task.terminal) return;
   const by = whoEnded(deps, task, view ?? null);
-  deps.log.info({ event: 'chain:session-ended', taskId: task.id, sessionId: task.sessionId, by: by.by, how: by.how }, `task ${task.id}: its session is not running any more (${by.how}); latching exitedAt`);
-  if (deps.dryRun) return;
+  const fields = { taskId: task.id, sessionId: task.sessionId, by: by.by, how: by.how, ...evidenceOf(view ?? undefined) };
+  const words = `task ${task.id}: its session is not running any more (${by.how}); latching exitedAt`;
+  if (deps.dryRun) return decided(deps, 'chain:session-ended', fields, words, { audit: false });
   const res = await latch(deps, task.id, { exitedAt: new Date(deps.now()).toISOString() });
-  if (res.applied.exitedAt) deps.audit({ event: 'chain:session-ended', taskId: task.id, sessionId: task.sessionId, by: by.by, how: by.how, ...evidenceOf(view ?? undefined) });
+  decided(deps, 'chain:session-ended', fields, words, { audit: Boolean(res.applied.exitedAt) });
 }
 
 /** Who ended a session sunset finds not running: sunset, when one of this task's exit calls is in the ledger. */

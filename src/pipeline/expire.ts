@@ -8,6 +8,7 @@ import { evidenceOf } from './deps.js';
 import type { SessionView } from '../evidence/fleet.js';
 import { judge } from '../doctrine/judge.js';
 import { chainStep } from '../doctrine/chain.js';
+import { decided } from './events.js';
 
 export interface ExpireLine {
   id: string | null;
@@ -65,8 +66,7 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       }
       updateExpireFacts(deps.config.stateDir, key, { requests: n, lastRequestAt: iso }); // latch, then enqueue
       await deps.producers.exit.add(expireExitId(s.sessionId, start, n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n });
-      deps.audit({ event: 'expire:request', sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) });
-      deps.log.info({ event: 'expire:requested', id: s.id, sessionId: s.sessionId, n }, `expire: exit request ${n} for untasked session ${s.label}`);
+      decided(deps, 'expire:requested', { sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) }, `expire: exit request ${n} for untasked session ${s.label}`);
       lines.push({ ...base, action: 'enqueued', n });
     } else if (step.step === 'give-up') {
       if (dry) {
@@ -90,7 +90,7 @@ export async function wakeScanAt(deps: PipelineDeps, at: number): Promise<void> 
 }
 
 async function raiseWillNotExit(deps: PipelineDeps, s: SessionView, key: string) {
-  deps.audit({ event: 'expire:give-up', sessionId: s.sessionId, id: s.id, ...evidenceOf(s) });
+  decided(deps, 'expire:gave-up', { sessionId: s.sessionId, id: s.id, ...evidenceOf(s) }, `expire: gave up on untasked session ${s.label} after ${deps.config.maxExitRequests} requests`, { level: 'warn' });
   await deps.alarms.raise('session-will-not-exit', `session/${key}`, {
     taskId: null,
     sessionId: s.sessionId,

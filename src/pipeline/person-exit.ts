@@ -7,6 +7,7 @@ import { personExitId } from '../../queues/session-exit.js';
 import { UNREACHABLE } from '../doctrine/verdict.js';
 import { holdsProcess, resolveSession } from '../doctrine/identity.js';
 import { judge } from '../doctrine/judge.js';
+import { decided } from './events.js';
 
 export type PersonExitResult =
   | { status: 'accepted'; jobId: string; view: SessionView }
@@ -43,7 +44,6 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   } catch (err: any) {
     return { status: 'not-queued', view, error: `cannot reach Redis at ${redisLinkOf(deps.producers)?.where ?? deps.config.redisUrl} (${err?.message ?? err})` };
   }
-  deps.audit({ event: 'exit:person-request', sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) });
-  deps.log.info({ event: 'exit:person-request', id: view.id, by: o.by, override: o.override }, `exit of ${view.label} requested by ${o.by}`);
+  decided(deps, 'exit:person-request', { sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) }, `exit of ${view.label} requested by ${o.by}`);
   return { status: 'accepted', jobId, view };
 }

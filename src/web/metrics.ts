@@ -1,72 +1,27 @@
 // Prometheus /metrics on sunset's own Registry, computed at scrape from the shared fleet snapshot, the
 // queues, the alarms file and the audit log (read incrementally: only the lines added since last time).
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Queue } from 'bullmq';
 import type { PipelineDeps } from '../pipeline/deps.js';
 import { LANES } from '../report/report.js';
 import { withTimeout } from './board.js';
+import { AuditCounter } from '../store/audit.js';
 import { memoryNow, reportNow } from './model.js';
 
 /** Audit events → the counter and label they add to. */
 const EVENTS: Record<string, { metric: 'asks' | 'requests' | 'exits' | 'giveUps'; label?: string }> = {
-  ask: { metric: 'asks' },
-  request: { metric: 'requests', label: 'task' },
-  'expire:request': { metric: 'requests', label: 'expire' },
+  'exit:asked': { metric: 'asks' },
+  'exit:requested': { metric: 'requests', label: 'task' },
+  'expire:requested': { metric: 'requests', label: 'expire' },
   'exit:person-request': { metric: 'requests', label: 'person' },
   'exit:exited': { metric: 'exits' },
-  'give-up': { metric: 'giveUps', label: 'task' },
-  'expire:give-up': { metric: 'giveUps', label: 'expire' },
+  'exit:gave-up': { metric: 'giveUps', label: 'task' },
+  'expire:gave-up': { metric: 'giveUps', label: 'expire' },
 };
-const EVENT = /"event":"([^"\\]*)"/;
 const PROBES = ['roster', 'tmux', 'proc', 'tasks', 'projects', 'inbox'];
 const VERDICTS = ['eligible', 'protected', 'gone', 'record'];
 const DEPTH_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'failed'] as const;
-
-/** Counts audit events, reading only the bytes appended since the last call (a shrunk file starts over). */
-export class AuditCounter {
-  private offset = 0;
-  private counts = new Map<string, number>();
-  constructor(private readonly file: string) {}
-
-  read(): Map<string, number> {
-    let size: number;
-    try {
-      size = statSync(this.file).size;
-    } catch {
-      return this.counts;
-    }
-    if (size < this.offset) {
-      this.offset = 0;
-      this.counts = new Map();
-    }
-    if (size === this.offset) return this.counts;
-    const fd = openSync(this.file, 'r');
-    try {
-      const chunk = Buffer.alloc(1 << 20);
-      let carry = Buffer.alloc(0);
-      while (this.offset < size) {
-        const n = readSync(fd, chunk, 0, Math.min(chunk.length, size - this.offset), this.offset);
-        if (n <= 0) break;
-        this.offset += n;
-        const buf = carry.length ? Buffer.concat([carry, chunk.subarray(0, n)]) : chunk.subarray(0, n);
-        const last = buf.lastIndexOf(0x0a);
-        // a line still being written stays for the next read
-        carry = Buffer.from(last >= 0 ? buf.subarray(last + 1) : buf);
-        if (last < 0) continue;
-        for (const line of buf.subarray(0, last).toString('utf8').split('\n')) {
-          const m = EVENT.exec(line);
-          if (m) this.counts.set(m[1], (this.counts.get(m[1]) ?? 0) + 1);
-        }
-      }
-      this.offset -= carry.length;
-    } finally {
-      closeSync(fd);
-    }
-    return this.counts;
-  }
-}
 
 export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>) {
   const registry = new Registry();
@@ -89,10 +44,10 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     alarms: new Gauge({ name: 'sunset_alarms', help: 'Alarms raised, ever, by kind', labelNames: ['kind'], registers: r }),
   };
   const c = {
-    asks: new Counter({ name: 'sunset_asks_total', help: 'Exit asks delivered (audit "ask")', registers: r }),
-    requests: new Counter({ name: 'sunset_exit_requests_total', help: 'Exit requests made: task chains ("request"), expire ("expire:request"), people ("exit:person-request")', labelNames: ['source'], registers: r }),
+    asks: new Counter({ name: 'sunset_asks_total', help: 'Exit asks delivered (audit "exit:asked")', registers: r }),
+    requests: new Counter({ name: 'sunset_exit_requests_total', help: 'Exit requests made: task chains ("exit:requested"), expire ("expire:requested"), people ("exit:person-request")', labelNames: ['source'], registers: r }),
     exits: new Counter({ name: 'sunset_exits_total', help: 'Sessions confirmed to have left by their own exit path (audit "exit:exited")', registers: r }),
-    giveUps: new Counter({ name: 'sunset_give_ups_total', help: 'Chains that stopped asking after the last request (audit "give-up", "expire:give-up")', labelNames: ['source'], registers: r }),
+    giveUps: new Counter({ name: 'sunset_give_ups_total', help: 'Chains that stopped asking after the last request (audit "exit:gave-up", "expire:gave-up")', labelNames: ['source'], registers: r }),
     capRefusals: new Counter({ name: 'sunset_cap_refusals_total', help: 'Starts refused at the cap (cap-reached alarms)', registers: r }),
   };
   const audit = new AuditCounter(join(deps.config.stateDir, 'audit.jsonl'));
@@ -126,7 +81,7 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
 
     const counts = audit.read();
     const n = (e: string) => counts.get(e) ?? 0;
-    setCounter(c.asks, n('ask'));
+    setCounter(c.asks, n('exit:asked'));
     setCounter(c.exits, n('exit:exited'));
     for (const [event, def] of Object.entries(EVENTS)) if (def.label) setCounter(c[def.metric], n(event), { source: def.label });
 
