@@ -1,0 +1,227 @@
+// The latch (D8): sunset's own fields written into a task file without damaging anything another program
+// wrote — a textual edit (json-edit.ts), under the cooperative lock, swapped in by compare-and-swap
+// (store/atomic-file.ts), re-read, re-merged and retried when another writer got there first.
+import * as fs from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { acquireLock, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError, swapIfUnchanged, tempNameFor } from '../store/atomic-file.js';
+import { setTopLevelMembers } from './json-edit.js';
+import { errCode, GONE, readFileBytesSync, unreadable } from './read-tasks.js';
+import {
+  EXIT_REQUESTS_CEILING,
+  isIsoTime,
+  judge,
+  preview,
+  SET_ONCE,
+  TaskBusyError,
+  TaskInvalidError,
+  TIME_RULE,
+  validateTaskId,
+  type FileBytes,
+  type InvalidTask,
+  type Judged,
+  type LatchedField,
+  type Task,
+} from './task-file.js';
+
+export interface LatchPatch {
+  releasedAt?: string;
+  exitAskedAt?: string;
+  exitRequests?: number;
+  exitRequestedAt?: string;
+  exitedAt?: string;
+  exitGaveUpAt?: string;
+}
+
+
+/**
+ * Pure: which of the patch's fields would change the file. Set-once fields are taken only when
+ * absent; exitRequests only grows, capped at max, and exitRequestedAt moves only with it.
+ */
+export function mergeLatched(current: Partial<Record<LatchedField, unknown>>, patch: LatchPatch, max: number): LatchPatch {
+  const out: LatchPatch = {};
+  for (const k of SET_ONCE) {
+    const v = patch[k];
+    if (v !== undefined && (current[k] === undefined || current[k] === null)) out[k] = v;
+  }
+  if (patch.exitRequests !== undefined) {
+    const cap = Math.max(0, Math.min(Math.floor(max), EXIT_REQUESTS_CEILING));
+    const cur = typeof current.exitRequests === 'number' ? current.exitRequests : 0;
+    const next = Math.min(patch.exitRequests, cap);
+    if (next > cur) {
+      out.exitRequests = next;
+      if (patch.exitRequestedAt !== undefined) out.exitRequestedAt = patch.exitRequestedAt;
+    }
+  }
+  return out;
+}
+
+function checkPatch(patch: LatchPatch): void {
+  for (const k of [...SET_ONCE, 'exitRequestedAt'] as const) {
+    const v = patch[k];
+    if (v !== undefined && !isIsoTime(v)) throw new TypeError(`latch ${k}: ${TIME_RULE} (got ${preview(v)})`);
+  }
+  const n = patch.exitRequests;
+  if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new TypeError(`latch exitRequests: must be a whole number (got ${preview(n)})`);
+}
+
+export interface LatchOptions {
+  /** The most exit requests to record. @defaultValue 3 */
+  maxExitRequests?: number;
+  /** Called after each successful rename (the watcher uses it to ignore its own events). */
+  onWrite?: (file: string, text: string) => void;
+  /** How long to wait for another writer's lock before giving up. @defaultValue 12000 */
+  lockWaitMs?: number;
+  /** Test seam: runs after the new text is in the temp file, just before the compare-and-swap. */
+  beforeSwap?: (file: string) => void | Promise<void>;
+}
+
+const MAX_TRIES = 20;
+/** The first tries fsync the new file before the rename; later ones after it, so a writer that rewrites the file faster than an fsync takes cannot starve the latch. */
+const DURABLE_FIRST_TRIES = 3;
+/** A lock file older than this was left by a writer that died holding it. */
+export const LOCK_STALE_MS = ATOMIC_LOCK_STALE_MS;
+
+/** The cooperative lock beside a task file: `.<id>.json.lock`, created exclusively, removed after. */
+export function lockFileFor(dir: string, id: string): string {
+  return join(dir, `.${id}.json.lock`);
+}
+
+/** Takes the task's lock file, waiting for another holder; one older than LOCK_STALE_MS is broken. Resolves with its release. */
+async function lockTask(dir: string, id: string, waitMs: number): Promise<() => void> {
+  const owner = () => JSON.stringify({ by: 'sunset', pid: process.pid, host: hostname(), at: new Date().toISOString() });
+  try {
+    return await acquireLock(lockFileFor(dir, id), waitMs, { owner, staleMs: LOCK_STALE_MS });
+  } catch (e) {
+    if (e instanceof LockBusyError) throw new TaskBusyError(`task file is ${e.message}`, e.file);
+    throw e;
+  }
+}
+
+/** Latches on one file from this process queue behind each other; other processes meet the lock, then compare-and-swap. */
+const inFlight = new Map<string, Promise<unknown>>();
+
+/**
+ * Writes the patch's latched fields into the task file, by the rules of mergeLatched, and only
+ * when something changes. The file is edited as text (everything else byte-for-byte kept) and
+ * replaced by a temp file and a rename. Writers that take the same lock (`lockFileFor`) never
+ * race it; against any other writer it renames only if the file still holds exactly the bytes
+ * the edit was computed from, and otherwise re-reads, re-merges and tries again.
+ * @throws TaskInvalidError when the file is invalid or has gone: nothing is written.
+ * @throws TaskBusyError when another writer held the lock, or kept changing the file, for too long.
+ */
+export async function latchTask(
+  dir: string,
+  id: string,
+  patch: LatchPatch,
+  opts: LatchOptions = {},
+): Promise<{ changed: boolean; task: Task; applied: LatchPatch }> {
+  checkPatch(patch);
+  const bad = validateTaskId(id);
+  const file = join(dir, `${id}.json`);
+  if (bad) throw new TaskInvalidError(`task ${preview(id)}: ${bad}`, file);
+  const prior = inFlight.get(file) ?? Promise.resolve();
+  const run = prior.then(
+    () => latchOnce(dir, id, file, patch, opts),
+    () => latchOnce(dir, id, file, patch, opts),
+  );
+  const settled = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  inFlight.set(file, settled);
+  void settled.then(() => {
+    if (inFlight.get(file) === settled) inFlight.delete(file);
+  });
+  return run;
+}
+
+interface Loaded {
+  /** Where the bytes live: the file itself, or what it links to. */
+  target: string;
+  bytes: FileBytes & { buf: Buffer };
+  task: Task;
+  text: string;
+}
+
+function load(file: string): Loaded {
+  let target: string;
+  let bytes: FileBytes | 'not-file';
+  try {
+    // a symlinked task file is rewritten where it points, so the link stays a link
+    // .native: one realpath(3) call, not an lstat of every path component (the latch's hot path)
+    target = fs.realpathSync.native(file);
+    bytes = readFileBytesSync(target);
+  } catch (e) {
+    if (GONE.has(errCode(e) ?? '')) throw new TaskInvalidError(`task file ${file} is gone`, file);
+    const u = unreadable(file, e) as { invalid: InvalidTask };
+    throw new TaskInvalidError(`task file ${file} is ${u.invalid.problem}`, file, u.invalid);
+  }
+  if (bytes === 'not-file') throw new TaskInvalidError(`task file ${file} is not a regular file`, file);
+  const judged = judge(file, bytes);
+  if (judged.kind === 'invalid') throw new TaskInvalidError(`task file ${file} is invalid: ${judged.invalid.problem}`, file, judged.invalid);
+  return { target, bytes: bytes as Loaded['bytes'], task: judged.task, text: judged.text };
+}
+
+async function latchOnce(
+  dir: string,
+  id: string,
+  file: string,
+  patch: LatchPatch,
+  opts: LatchOptions,
+): Promise<{ changed: boolean; task: Task; applied: LatchPatch }> {
+  const max = opts.maxExitRequests ?? EXIT_REQUESTS_CEILING;
+  // nothing to change needs no lock (the common case: a reconcile pass re-latching what is there)
+  const first = load(file);
+  if (Object.keys(mergeLatched(first.task.raw, patch, max)).length === 0) return { changed: false, task: first.task, applied: {} };
+
+  const release = await lockTask(dir, id, opts.lockWaitMs ?? 12_000);
+  try {
+    for (let attempt = 1; attempt <= MAX_TRIES; attempt++) {
+      // the first attempt edits what was read just before the lock: the compare below catches a writer
+      // that changed the file meanwhile (the attempt is then retried on a fresh read), so no second read
+      const { target, bytes, task, text } = attempt === 1 ? first : load(file);
+      const applied = mergeLatched(task.raw, patch, max);
+      if (Object.keys(applied).length === 0) return { changed: false, task, applied };
+
+      const newText = setTopLevelMembers(text, applied as Record<string, unknown>);
+      const newBuf = Buffer.from(newText, 'utf8');
+      assertSameApartFrom(task.raw, judge(file, { ...bytes, buf: newBuf, size: newBuf.length }), applied);
+
+      const swap = await swapIfUnchanged(target, bytes.buf, newBuf, {
+        tmp: tempNameFor(join(dirname(target), `${id}.json`)),
+        mode: bytes.mode,
+        uid: bytes.uid,
+        gid: bytes.gid,
+        syncFirst: attempt <= DURABLE_FIRST_TRIES,
+        beforeSwap: opts.beforeSwap && (() => opts.beforeSwap!(file)),
+      });
+      if (!swap.swapped) {
+        await sleep(Math.random() * 2 * Math.min(attempt, 5));
+        continue;
+      }
+      opts.onWrite?.(file, newText);
+      const written = judge(file, { ...bytes, buf: newBuf, size: newBuf.length, mtimeMs: swap.mtimeMs });
+      return { changed: true, task: (written as { task: Task }).task, applied };
+    }
+  } finally {
+    release();
+  }
+  throw new TaskBusyError(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`, file);
+}
+
+/** A guard against a bug in the text edit: the new text must be the old object plus the patch, and still a valid task. */
+function assertSameApartFrom(before: Record<string, unknown>, after: Judged, applied: LatchPatch): void {
+  if (after.kind !== 'task') throw new Error(`refusing to write: the edited task would be invalid (${after.invalid.problem})`);
+  const a = after.task.raw;
+  const keys = new Set([...Object.keys(before), ...Object.keys(applied)]);
+  if (Object.keys(a).length !== keys.size) throw new Error('refusing to write: the edit changed the set of fields');
+  for (const k of keys) {
+    const want = Object.hasOwn(applied, k) ? (applied as Record<string, unknown>)[k] : before[k];
+    if (JSON.stringify(a[k]) !== JSON.stringify(want)) throw new Error(`refusing to write: the edit changed field ${k}`);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
