@@ -2,11 +2,12 @@
 // own executable, this compiled cli, the config file (validated first), the directory it was run from —
 // ready for ~/.config/systemd/user/sunset.service (--output writes it there only when all is well).
 // docs/operations.md explains each line.
-import { existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { EXIT, UsageError, type Command } from './common.js';
+import { writeFileAtomicSync } from '../store/atomic-file.js';
 
 export interface UnitInput {
   node: string;
@@ -98,18 +99,7 @@ function mkdirs(dir: string): void {
 /** Write the whole file or nothing: a temp file beside it, renamed over it. */
 function writeAtomically(file: string, text: string): void {
   mkdirs(dirname(file));
-  const tmp = `${file}.${process.pid}.tmp`;
-  try {
-    writeFileSync(tmp, text, { mode: 0o600 }); // it may carry REDIS_URL with a password
-    renameSync(tmp, file);
-  } catch (err) {
-    try {
-      rmSync(tmp, { force: true });
-    } catch {
-      /* never written */
-    }
-    throw err;
-  }
+  writeFileAtomicSync(file, text, { mode: 0o600 }); // it may carry REDIS_URL with a password
 }
 
 export const serviceCommand: Command = {

@@ -2,8 +2,9 @@
 // (`<hooks dir>/<session>.json`, the latest state), so a sweep of hundreds of sessions reads one folder
 // and only the files of the rows it judges. This module runs inside every hook call (`hook-event`),
 // so it imports node:fs and node:path only: no zod, no config, no logger (test/hooks.test.ts checks).
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync, statSync, unlinkSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
+import { isTempName, writeFileAtomicSync } from '../store/atomic-file.js';
 
 /** What the session is doing, by its own hooks: in a turn, waiting on a person's permission, between turns, ended. */
 export type HookStateName = 'busy' | 'waiting' | 'idle' | 'ended';
@@ -147,9 +148,8 @@ export function recordHookEvent(dir: string, text: string, now: number = Date.no
   const next = applyHookEvent(readHookState(dir, sessionId), input, new Date(now).toISOString());
   if (!next) return null;
   mkdirSync(dir, { recursive: true });
-  const tmp = join(dir, `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(tmp, JSON.stringify(next) + '\n');
-  renameSync(tmp, join(dir, hookFileName(sessionId)));
+  // atomic, not fsynced: rewritten at every tool call and stale in minutes, it is not worth a journal commit per hook
+  writeFileAtomicSync(join(dir, hookFileName(sessionId)), JSON.stringify(next) + '\n', { durable: false });
   return next;
 }
 
@@ -172,7 +172,7 @@ export function pruneHookStates(dir: string, olderThanMs: number, now: number = 
   }
   let removed = 0;
   for (const n of names) {
-    if (!n.endsWith('.json') && !n.startsWith('.tmp-')) continue;
+    if (!n.endsWith('.json') && !n.startsWith('.tmp-') && !isTempName(n)) continue;
     const p = join(dir, n);
     try {
       if (now - statSync(p).mtimeMs > olderThanMs) {

@@ -3,12 +3,13 @@
 // `sunset hooks remove` takes out only sunset's. The hooks run `hook-event` (src/cli/hook-event.ts),
 // which keeps each session's latest state in the hooks folder; hookFacts() turns that state into
 // evidence for the verdict.
-import { constants as fsConstants, copyFileSync, mkdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
-import { dirname, join, basename } from 'node:path';
+import { constants as fsConstants, copyFileSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Config } from '../config.js';
 import type { HookState } from './hook-events.js';
 import type { HookFacts } from '../doctrine/verdict.js';
+import { stageFileSync } from '../store/atomic-file.js';
 
 /** Every command sunset installs holds this, and only commands that hold it are sunset's. */
 export const HOOK_MARKER = 'sunset hook-event';
@@ -206,8 +207,7 @@ export function editSettings(file: string, edit: (s: Settings) => { settings: Se
         mode = undefined;
       }
     }
-    const tmp = join(dirname(file), `.${basename(file)}.sunset-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    writeFileSync(tmp, out, mode !== undefined ? { mode } : undefined);
+    const staged = stageFileSync(file, out, mode !== undefined ? { mode } : {});
     // Re-read just before the rename: someone else's write since our read means start over.
     let current: string | null = null;
     try {
@@ -216,16 +216,12 @@ export function editSettings(file: string, edit: (s: Settings) => { settings: Se
       current = null;
     }
     if (current !== text) {
-      try {
-        unlinkSync(tmp);
-      } catch {
-        /* already gone */
-      }
+      staged.discard();
       if (attempt < 3) continue;
       throw new SettingsError(`${file} kept changing while sunset edited it; try again`);
     }
     if (text !== null) result.backup = backUp(file, stamp(now()));
-    renameSync(tmp, file);
+    staged.commit();
     return result;
   }
 }

@@ -1,11 +1,12 @@
 // The one message (ADR-0010 decision 2): a JSON file in the session's inbox, or — when configured —
 // a line typed into an interactive session's pane. Written again after a crash it is the same file.
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ASK_FILE_PREFIX, type SessionView } from '../evidence/fleet.js';
 import { formatDuration } from '../duration.js';
 import { typeIntoPane } from '../evidence/tmux.js';
+import { writeFileAtomic } from '../store/atomic-file.js';
 
 export function askText(taskId: string, state: string, askWait: number): string {
   return `sunset: your task ${taskId} is ${state}. Please wrap up and write your close-out now; in about ${formatDuration(askWait)} this session will be asked to exit (its conversation stays resumable).`;
@@ -26,8 +27,6 @@ export async function deliverAsk(config: Config, view: SessionView, task: { id: 
   await mkdir(dir, { recursive: true });
   const file = join(dir, `${ASK_FILE_PREFIX}${task.id}.json`);
   const body = { type: 'sunset-exit-ask', taskId: task.id, sessionId: view.sessionId, at: new Date(now).toISOString(), text };
-  const tmp = join(dir, `.${ASK_FILE_PREFIX}${task.id}.${process.pid}.tmp`);
-  await writeFile(tmp, JSON.stringify(body, null, 2) + '\n');
-  await rename(tmp, file);
+  await writeFileAtomic(file, JSON.stringify(body, null, 2) + '\n');
   return { via: 'inbox', path: file };
 }

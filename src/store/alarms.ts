@@ -38,7 +38,7 @@ export class Alarms {
     const alarm = { kind, key, at: new Date().toISOString(), host: this.config.host, ...fields } as Alarm;
     const file = markerFile(this.config.stateDir, kind, key);
     if (!createOnce(file, { alarm, delivered: false } satisfies Marker)) return null;
-    appendJsonLine(join(this.config.stateDir, 'alarms.jsonl'), alarm);
+    appendJsonLine(join(this.config.stateDir, 'alarms.jsonl'), alarm, { durable: true }); // raised once ever: the list must keep it
     this.log?.warn({ event: 'alarm:raised', ...alarm }, alarm.message);
     await this.deliver(file, alarm);
     return alarm;

@@ -38,6 +38,11 @@ export function unlinkIfThere(path: string): void {
   }
 }
 
+/** Whether a file name is one of tempNameFor's: a temp file a writer that died left behind (for a folder's pruner). */
+export function isTempName(name: string): boolean {
+  return name.startsWith('.') && /\.?sunset-\d+-[0-9a-f]{12}\.tmp$/.test(name);
+}
+
 /** A fresh name beside `file` for its temp file: it starts with "." (no reader takes it for the file); a long name is left out of it. */
 export function tempNameFor(file: string): string {
   const tag = `sunset-${process.pid}-${Math.random().toString(16).slice(2, 14).padEnd(12, '0')}.tmp`;

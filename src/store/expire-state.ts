@@ -1,10 +1,11 @@
 // An untasked session has no task file to latch, so expire keeps its chain here, in stateDir:
 // one small JSON file per session and process start (so a resumed session starts a new chain).
-import { mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExpireFacts } from '../doctrine/verdict.js';
 import type { RosterRow } from '../evidence/roster.js';
 import { readExit } from './ledger.js';
+import { writeJsonAtomic } from './state-files.js';
 import { expireExitId } from '../../queues/session-exit.js';
 
 export function expireKey(sessionId: string, procStartMs: number | null): string {
@@ -45,10 +46,8 @@ export function expireFactsReader(stateDir: string): (row: RosterRow, procStartM
   };
 }
 
-/** Latch-like update: requests only grow, gaveUpAt/exitedAt are set once. Atomic (temp + rename). */
+/** Latch-like update: requests only grow, gaveUpAt/exitedAt are set once. Atomic and durable (state-files.ts writeJsonAtomic). */
 export function updateExpireFacts(stateDir: string, key: string, patch: Partial<ExpireFacts>): ExpireFacts {
-  const d = dir(stateDir);
-  mkdirSync(d, { recursive: true });
   const cur = readExpireFacts(stateDir, key) ?? { requests: 0 };
   const next: ExpireFacts = { ...cur };
   if (patch.requests !== undefined && patch.requests > cur.requests) {
@@ -57,9 +56,6 @@ export function updateExpireFacts(stateDir: string, key: string, patch: Partial<
   }
   if (patch.gaveUpAt && !cur.gaveUpAt) next.gaveUpAt = patch.gaveUpAt;
   if (patch.exitedAt && !cur.exitedAt) next.exitedAt = patch.exitedAt;
-  const file = join(d, `${key}.json`);
-  const tmp = join(d, `.${key}.${process.pid}.tmp`);
-  writeFileSync(tmp, JSON.stringify(next) + '\n');
-  renameSync(tmp, file);
+  writeJsonAtomic(join(dir(stateDir), `${key}.json`), next);
   return next;
 }

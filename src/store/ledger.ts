@@ -1,13 +1,14 @@
 // The exit ledger: one record per exit job, in stateDir. The exit worker writes `calledAt` before it
 // calls sessionExit() and `finishedAt` after confirming, so a replayed job — after a crash, a stalled
 // lock or a Redis flush — only confirms and never calls twice. Retries are timed from `finishedAt`.
+// So every write here is durable, not only atomic: fsynced, renamed and its folder fsynced (atomic-file.ts).
 import { join } from 'node:path';
 import { createOnce, readJson, safeName, writeJsonAtomic } from './state-files.js';
 import { readdirSync } from 'node:fs';
 
 export interface ExitRecord {
   jobId: string;
-  reason: 'request' | 'expire' | 'person';
+  reason: 'request' | 'expire' | 'job' | 'person';
   taskId?: string;
   sessionId: string;
   /** The short id (background sessions); null for an interactive one. */

@@ -1,7 +1,8 @@
 // sunset's own durable memory in stateDir (a Redis flush loses none of it): small JSON files written
-// atomically, and append-only JSON-lines logs.
-import { appendFileSync, mkdirSync, readFileSync, renameSync, writeFileSync, openSync, closeSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+// atomically and durably, created once, and append-only JSON-lines logs (the mechanics: atomic-file.ts).
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { appendLineSync, createFileOnceSync, writeFileAtomicSync } from './atomic-file.js';
 
 /** A file name for any key: no separators, no leading dot, nothing a shell or a path could misread. */
 export function safeName(key: string): string {
@@ -16,34 +17,22 @@ export function readJson<T>(file: string): T | null {
   }
 }
 
+/** Replace the file by this JSON, atomically and durably (fsynced, renamed, its folder fsynced): after a crash it holds the old value or the new one. */
 export function writeJsonAtomic(file: string, value: unknown, mode?: number): void {
   mkdirSync(dirname(file), { recursive: true });
-  const tmp = join(dirname(file), `.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`);
-  writeFileSync(tmp, JSON.stringify(value) + '\n', mode ? { mode } : undefined);
-  renameSync(tmp, file);
+  writeFileAtomicSync(file, JSON.stringify(value) + '\n', mode ? { mode } : {});
 }
 
-/** Create a file only if it does not exist yet: true when this call created it (once, ever). */
+/** Create a file only if it does not exist yet: true when this call created it (once, ever; fsynced with its folder). */
 export function createOnce(file: string, value: unknown): boolean {
   mkdirSync(dirname(file), { recursive: true });
-  let fd: number;
-  try {
-    fd = openSync(file, 'wx');
-  } catch (err: any) {
-    if (err.code === 'EEXIST') return false;
-    throw err;
-  }
-  try {
-    writeSync(fd, JSON.stringify(value) + '\n');
-  } finally {
-    closeSync(fd);
-  }
-  return true;
+  return createFileOnceSync(file, JSON.stringify(value) + '\n');
 }
 
-export function appendJsonLine(file: string, value: unknown): void {
+/** One JSON line at the end of the log; fsynced only when durable (a torn last line is skipped by readJsonLines). */
+export function appendJsonLine(file: string, value: unknown, o: { durable?: boolean } = {}): void {
   mkdirSync(dirname(file), { recursive: true });
-  appendFileSync(file, JSON.stringify(value) + '\n');
+  appendLineSync(file, JSON.stringify(value) + '\n', o);
 }
 
 export function readJsonLines<T>(file: string): T[] {

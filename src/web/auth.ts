@@ -1,8 +1,9 @@
 // The web's locks (DESIGN §7): loopback or a configured token, the token for every POST, a refused
 // foreign Origin (and, on loopback, a refused foreign Host: DNS rebinding), constant-time comparison.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { createFileOnceSync } from '../store/atomic-file.js';
 
 /** A web configuration sunset refuses to serve; the CLI maps it to exit code 2. */
 export class WebConfigError extends Error {
@@ -36,19 +37,10 @@ export function loadToken(stateDir: string, configured: string | null): { token:
   const existing = readToken(file);
   if (existing) return { token: existing, source: 'file' };
   const token = randomBytes(32).toString('base64url');
-  let fd: number;
-  try {
-    fd = openSync(file, 'wx', 0o600);
-  } catch (err: any) {
-    if (err.code !== 'EEXIST') throw err;
+  if (!createFileOnceSync(file, token + '\n', { mode: 0o600 })) {
     const other = readToken(file);
     if (!other) throw new WebConfigError(`${file} exists but holds no token: remove it, and sunset makes a new one at the next start`);
     return { token: other, source: 'file' };
-  }
-  try {
-    writeSync(fd, token + '\n');
-  } finally {
-    closeSync(fd);
   }
   return { token, source: 'generated' };
 }
