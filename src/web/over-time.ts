@@ -1,10 +1,9 @@
-// The fleet page's "Over time": what the sampler recorded (src/sampler.ts), summarised, and its chart as
-// an image. The files are read again only when they have grown or turned over, not at every refresh.
+// The fleet page's "Over time": what the sampler recorded (src/report/sampler.ts), summarised, and its chart
+// (charts.ts) as an image. The files are read again only when they have grown or turned over, not at every refresh.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { readSamples, SAMPLES_FILE, SAMPLES_OLD, samplesChartSvg, summariseSamples, type Sample, type SamplesSummary } from '../report/sampler.js';
-import { LANE_COLOURS } from './charts.js';
-import type { Lane } from '../report/report.js';
+import { readSamples, SAMPLES_FILE, SAMPLES_OLD, summariseSamples, type Sample, type SamplesSummary } from '../report/sampler.js';
+import { samplesChartSvg } from './charts.js';
 
 /** The chart shows the last week at most, thinned to about this many points; the summary covers every sample. */
 export const CHART_SPAN_MS = 7 * 86_400_000;
@@ -17,14 +16,6 @@ export interface OverTime {
   chart: string | null;
   /** What the chart draws: `samples` of the last week (`windowed`: older ones left out), every k-th when thinned. */
   charted: { samples: number; windowed: boolean; thinnedTo: number | null };
-}
-
-// sampler.ts draws its lanes in its own colours; the page draws them in charts.ts's, so one lane keeps one colour here
-const SAMPLER_COLOURS: Record<Lane, string> = { 'awaiting-human': '#d9480f', active: '#1971c2', finished: '#2f9e44', untasked: '#7048e8' };
-function recolour(svg: string): string {
-  let out = svg;
-  for (const lane of Object.keys(SAMPLER_COLOURS) as Lane[]) out = out.split(`"${SAMPLER_COLOURS[lane]}"`).join(`"${LANE_COLOURS[lane]}"`);
-  return out;
 }
 
 /** Every k-th sample, always keeping the last, so the chart stays small however long the sampler runs. */
@@ -43,7 +34,7 @@ export function overTimeOf(samples: Sample[]): OverTime {
   const last = Date.parse(ok[ok.length - 1].at);
   const recent = ok.filter((s) => Date.parse(s.at) >= last - CHART_SPAN_MS);
   const shown = thin(recent, CHART_POINTS);
-  const svg = recolour(samplesChartSvg(shown, { width: CHART_WIDTH }));
+  const svg = samplesChartSvg(shown, { width: CHART_WIDTH });
   return {
     summary,
     chart: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}`,
