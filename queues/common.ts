@@ -1,7 +1,7 @@
 // What every queue shares: the `{sunset}` prefix (a Redis Cluster hash tag), names that carry the host,
 // bounded retention, and a producer that validates job data with the queue's own zod schema before add().
 import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { QUEUE_PREFIX, queueName } from '../src/config.js';
 
 export const PREFIX = QUEUE_PREFIX;
@@ -23,6 +23,14 @@ export const EXIT_RETENTION: JobsOptions = {
   removeOnComplete: { age: 7 * 86400, count: 2000 },
   removeOnFail: { age: 30 * 86400, count: 2000 },
 };
+
+/** Whose chain a chain job carries: a task's (by its id), or a Claude Code job's (its short id and process start). */
+export const jobRefSchema = z.object({ shortId: z.string().min(1), sessionId: z.string().min(1), start: z.string().min(1) });
+export type JobRef = z.infer<typeof jobRefSchema>;
+export const chainRefFields = { taskId: z.string().min(1).optional(), job: jobRefSchema.optional() };
+export function oneChain(d: { taskId?: string; job?: JobRef }, ctx: z.RefinementCtx) {
+  if (Boolean(d.taskId) === Boolean(d.job)) ctx.addIssue({ code: 'custom', message: 'a chain job names exactly one chain: a taskId or a job' });
+}
 
 /** BullMQ refuses ':' in custom job ids; ours use '/' and ids never hold it. */
 export function jobId(...parts: Array<string | number>): string {

@@ -5,6 +5,7 @@ import { EXIT_RETENTION, jobId, type QueueDef } from './common.js';
 export const sessionExitSchema = z.discriminatedUnion('reason', [
   z.object({ reason: z.literal('request'), taskId: z.string().min(1), sessionId: z.string().min(1), n: z.number().int().min(1).max(3) }),
   z.object({ reason: z.literal('expire'), sessionId: z.string().min(1), expireKey: z.string().min(1), n: z.number().int().min(1).max(3) }),
+  z.object({ reason: z.literal('job'), sessionId: z.string().min(1), shortId: z.string().min(1), start: z.string().min(1), n: z.number().int().min(1).max(3) }),
   z.object({
     reason: z.literal('person'),
     sessionId: z.string().min(1),
@@ -19,3 +20,4 @@ export const sessionExitQueue: QueueDef<typeof sessionExitSchema> = { base: 'ses
 export const requestExitId = (taskId: string, sessionId: string, n: number) => jobId('exit', taskId, sessionId, n);
 export const expireExitId = (sessionId: string, procStart: string, n: number) => jobId('expire', sessionId, procStart, n);
 export const personExitId = (sessionId: string, at: number) => jobId('person', sessionId, at);
+export const jobExitId = (shortId: string, procStart: string, n: number) => jobId('job-exit', shortId, procStart, n);

@@ -51,6 +51,8 @@ const fleetSchema = z.strictObject({
   releaseCommand: argv.nullable().default(null),
   /** How the one message is delivered: an inbox file (default) or typed into an interactive session's pane. */
   askVia: z.enum(['inbox', 'pane']).default('inbox'),
+  /** A background session with no Driver task whose own job settles `done` gets the exit chain too (docs/claude-code.md). */
+  jobChain: z.boolean().default(true),
   /** How a conversation comes back (`sunset resume`): argv, `{sessionId}` filled; null = [claudeCommand, "--resume", "{sessionId}"]. */
   resumeCommand: argv.nullable().default(null),
 });

@@ -1,10 +1,13 @@
-// reconcile: at start and every reconcileEvery, derive every task's next step from its latched fields (and the
-// exit ledger) alone and enqueue it (D7). A released task whose session is a record, gone, or absent from a
-// roster that answered has ended: exitedAt is latched (a failed roster is not "absent": the chain goes on).
+// reconcile: at start and every reconcileEvery, derive every chain's next step from its latched fields (and the
+// exit ledger) alone and enqueue it (D7): every finished task's, and every finished Claude Code job's (an
+// untasked background session whose job settled done; its chain begins here, its latches in stateDir). A
+// released task whose session is a record, gone, or absent from a roster that answered has ended: exitedAt is
+// latched (a failed roster is not "absent": the chain goes on and its own worker waits).
 import type { Job } from 'bullmq';
 import { readTasks } from '../src/tasks/tasks.js';
 import { endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
-import { schedule, stepOf } from '../src/pipeline/chains.js';
+import { chainOfTask, loadChain, schedule } from '../src/pipeline/chains.js';
+import { latchJobChain } from '../src/store/job-state.js';
 
 export function createReconcileProcessor(deps: PipelineDeps) {
   return async (_job?: Job) => {
@@ -13,12 +16,14 @@ export function createReconcileProcessor(deps: PipelineDeps) {
       deps.log.warn({ event: 'reconcile:tasks-failed', error: r.error }, `reconcile: ${r.error}`);
       return { error: r.error };
     }
-    const open = r.tasks.map((t) => ({ t, step: stepOf(deps, t) })).filter((x) => x.step && x.step.step !== 'end');
-    if (!open.length) return { tasks: r.tasks.length, advanced: 0 };
+    const open = r.tasks.map((t) => chainOfTask(deps, t)).filter((c) => c.step && c.step.step !== 'end');
+    const jobs = deps.config.fleet.jobChain && deps.config.fleet.claudeDir !== null;
+    if (!open.length && !jobs) return { tasks: r.tasks.length, advanced: 0 };
     const snap = await deps.fleet(1000);
     let advanced = 0;
     let ended = 0;
-    for (const { t, step } of open) {
+    for (const c of open) {
+      const t = c.task!;
       if (t.releasedAt && t.sessionId && snap.roster.ok) {
         const view = sessionFor(snap, t.sessionId);
         if (!view || view.verdict === 'record' || view.verdict === 'gone') {
@@ -27,10 +32,22 @@ export function createReconcileProcessor(deps: PipelineDeps) {
           continue;
         }
       }
-      await schedule(deps, t, { step });
+      await schedule(deps, c);
       advanced++;
     }
-    deps.log.debug({ event: 'reconcile:done', tasks: r.tasks.length, advanced, ended }, 'reconcile pass');
-    return { tasks: r.tasks.length, advanced, ended };
+    // finished Claude Code jobs: a chain begins (its start latched: the grace counts from the job's settling)
+    let jobChains = 0;
+    if (jobs && snap.roster.ok && !deps.dryRun) {
+      for (const s of snap.sessions) {
+        const native = s.evidence.native;
+        if (!native || s.id === null || s.live !== true || native.facts.exitedAt || native.facts.gaveUpAt) continue;
+        const ref = { kind: 'job' as const, shortId: s.id, sessionId: s.sessionId, start: String(Math.round(s.procStartMs ?? 0)) };
+        if (native.facts.startedAt) latchJobChain(deps.config.stateDir, ref, { startedAt: native.facts.startedAt }, deps.config.maxExitRequests);
+        await schedule(deps, await loadChain(deps, ref));
+        jobChains++;
+      }
+    }
+    deps.log.debug({ event: 'reconcile:done', tasks: r.tasks.length, advanced, ended, jobChains }, 'reconcile pass');
+    return { tasks: r.tasks.length, advanced, ended, jobChains };
   };
 }

@@ -15,8 +15,9 @@ export function fillPlaceholders(argv: readonly string[], values: Record<string,
 export function createReleaseProcessor(deps: PipelineDeps) {
   return async (job: Job, token?: string) => {
     const { taskId } = jobData(taskTerminalSchema, job);
-    const { task, step } = await loadChain(deps, taskId);
-    if (step?.step !== 'release') return { released: false, next: (await schedule(deps, task, { step }))?.step ?? 'open' };
+    const c = await loadChain(deps, { kind: 'task', taskId });
+    const task = c.task!;
+    if (c.step?.step !== 'release') return { released: false, next: (await schedule(deps, c))?.step ?? 'open' };
     if (deps.dryRun) {
       deps.log.info({ event: 'release:dry-run', taskId }, `would release task ${taskId}`);
       return { dryRun: true };
@@ -27,9 +28,9 @@ export function createReleaseProcessor(deps: PipelineDeps) {
       const r = await run(argv, { timeoutMs: deps.config.probeTimeout });
       if (!r.ok) throw new Error(`releaseCommand failed for task ${taskId}: ${r.error} ${r.stderr.trim()}`); // retried with backoff
     }
-    const res = await latchChain(deps, taskId, { releasedAt: new Date(deps.now()).toISOString() }, job, token);
-    decided(deps, 'task:released', { taskId, sessionId: task.sessionId, releasedAt: res.task.releasedAt, watcher: task.watcher, releaseCommand: Boolean(cmd) }, `released task ${taskId}`);
-    await schedule(deps, res.task);
+    const res = await latchChain(deps, c, { startedAt: new Date(deps.now()).toISOString() }, job, token);
+    decided(deps, 'task:released', { taskId, sessionId: task.sessionId, releasedAt: res.chain.facts.startedAt, watcher: task.watcher, releaseCommand: Boolean(cmd) }, `released task ${taskId}`);
+    await schedule(deps, res.chain);
     return { released: true };
   };
 }

@@ -12,10 +12,18 @@ import type { SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
 import { judge } from '../src/doctrine/judge.js';
 import { decided } from '../src/pipeline/events.js';
-import { loadChain, schedule } from '../src/pipeline/chains.js';
+import { loadChain, schedule, type ChainRef } from '../src/pipeline/chains.js';
+import { jobKey, latchJobChain } from '../src/store/job-state.js';
 import { wakeScanAt } from '../src/pipeline/expire.js';
 import { deferJob, jobData } from './common.js';
 
+
+/** The chain an exit job belongs to, whose next step its finish schedules (a person's exit has none; expire's is scan-driven). */
+function chainRefOf(d: SessionExitJob): ChainRef | null {
+  if (d.reason === 'request') return { kind: 'task', taskId: d.taskId };
+  if (d.reason === 'job') return { kind: 'job', shortId: d.shortId, sessionId: d.sessionId, start: d.start };
+  return null;
+}
 
 export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c: Config) => Promise<ExitOutcome> = realSessionExit) {
   const stateDir = deps.config.stateDir;
@@ -29,7 +37,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       reason: data.reason,
       sessionId: data.sessionId,
       ...(data.reason === 'request' ? { taskId: data.taskId, n: data.n } : {}),
-      ...(data.reason === 'expire' ? { n: data.n } : {}),
+      ...(data.reason === 'expire' || data.reason === 'job' ? { n: data.n } : {}),
     };
     const log = { jobId, reason: data.reason, sessionId: data.sessionId, taskId: base.taskId };
 
@@ -48,7 +56,8 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     // always means three requests delivered; a person's exit is refused, not kept waiting.
     const j = judge({
       act: data.reason === 'person' ? 'person' : 'exit',
-      untasked: data.reason === 'expire',
+      untasked: data.reason === 'expire' || data.reason === 'job',
+      ...(data.reason === 'job' ? { jobKey: jobKey(data.shortId, data.start) } : {}),
       view: sessionFor(snap, data.sessionId),
       rosterOk: true,
       ...(data.reason === 'request' ? { taskId: data.taskId } : {}),
@@ -59,13 +68,13 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     if (j.kind === 'end' && j.gone) {
       // not running any more (its row gone, a record, its process ended): nothing to call, and the chain has ended
       await latchExited(data, j.view);
-      return finish(base, 'gone', j.view, j.view ? {} : { error: 'absent from the roster' });
+      return finish(data, base, 'gone', j.view, j.view ? {} : { error: 'absent from the roster' });
     }
     if (j.kind === 'defer') {
       deps.log.debug({ event: 'exit:deferred', ...log, why: j.why }, `exit ${jobId} waits: ${j.why}`);
       return deferJob(job, token, j.at);
     }
-    if (j.kind === 'end') return finish(base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
+    if (j.kind === 'end') return finish(data, base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
     const view = j.view;
     if (deps.dryRun) {
       deps.log.info({ event: 'exit:dry-run', ...log, id: view.id }, `would exit session ${view.label} (${view.kind})`);
@@ -106,7 +115,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     }
     if (outcome.exited) await latchExited(data, view);
     const result = outcome.exited ? 'exited' : outcome.called ? 'still-running' : 'failed';
-    return finish(calling, result, view, { method: outcome.method, ms: outcome.ms, ...(outcome.error ? { error: outcome.error } : {}) } as Partial<ExitRecord>);
+    return finish(data, calling, result, view, { method: outcome.method, ms: outcome.ms, ...(outcome.error ? { error: outcome.error } : {}) } as Partial<ExitRecord>);
   };
 
   /** The call was made (by a crashed run, or a concurrent one): only confirm, never call again. */
@@ -117,17 +126,18 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     if (exited) await latchExited(data, undefined);
     const rec = readExit(stateDir, base.jobId);
     if (rec?.finishedAt) return { outcome: rec.outcome, replay: true };
-    return finish(rec ?? base, exited ? 'exited' : 'still-running', undefined, { replay: true } as Partial<ExitRecord>);
+    return finish(data, rec ?? base, exited ? 'exited' : 'still-running', undefined, { replay: true } as Partial<ExitRecord>);
   }
 
   async function latchExited(data: SessionExitJob, view: SessionView | undefined) {
     const at = new Date(deps.now()).toISOString();
     if (data.reason === 'request') await latch(deps, data.taskId, { exitedAt: at }).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: data.taskId, error: err.message }));
     else if (data.reason === 'expire') updateExpireFacts(stateDir, data.expireKey, { exitedAt: at });
+    else if (data.reason === 'job') latchJobChain(stateDir, { shortId: data.shortId, sessionId: data.sessionId, start: data.start }, { exitedAt: at });
     else if (view?.taskId && view.evidence.task?.terminal) await latch(deps, view.taskId, { exitedAt: at }).catch(() => undefined);
   }
 
-  async function finish(rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {
+  async function finish(data: SessionExitJob, rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {
     const done: ExitRecord = { ...rec, ...extra, outcome, finishedAt: new Date(deps.now()).toISOString() };
     writeExit(stateDir, done);
     const who = view?.label ?? rec.label ?? rec.sessionId;
@@ -142,9 +152,10 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     };
     decided(deps, `exit:${outcome}`, { jobId: rec.jobId, reason: rec.reason, taskId: rec.taskId, sessionId: rec.sessionId, ...(view ? { id: view.id } : {}), ...extra, ...(outcome === 'spared' || outcome === 'refused' ? evidenceOf(view) : {}) }, words[outcome]);
     // the chain's next step is timed from this finish: schedule it now (request n+1 or the give-up, retryWait on)
-    if (rec.reason === 'request' && rec.taskId && outcome !== 'exited' && outcome !== 'gone') {
-      const c = await loadChain(deps, rec.taskId).catch(() => null);
-      if (c) await schedule(deps, c.task, { step: c.step });
+    const ref = chainRefOf(data);
+    if (ref && outcome !== 'exited' && outcome !== 'gone') {
+      const c = await loadChain(deps, ref).catch(() => null);
+      if (c) await schedule(deps, c);
     }
     if (rec.reason === 'expire' && outcome !== 'exited' && outcome !== 'gone') await wakeScanAt(deps, Date.parse(done.finishedAt!) + deps.config.windows.retryWait);
     return { outcome };

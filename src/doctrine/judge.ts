@@ -21,8 +21,10 @@ export interface JudgeInput {
   rosterOk: boolean;
   /** The task whose chain this is (ask, request, give-up, exit of a request). */
   taskId?: string;
-  /** An untasked session's chain (expire): it ends once a task names the session. */
+  /** An untasked session's chain (expire, a Claude Code job's): it ends once a task names the session. */
   untasked?: boolean;
+  /** A Claude Code job's chain: its key (short id @ process start); it ends once the session is no longer that finished job. */
+  jobKey?: string;
   /** A person's exit: their override of every protection but the unreachable ones. */
   override?: boolean;
   now: number;
@@ -48,6 +50,7 @@ export function judge(j: JudgeInput): Judgement {
   // the chain's owner: a later task on the same session supersedes this one; a task that now names an untasked session ends expire
   if (j.taskId !== undefined && v.taskId && v.taskId !== j.taskId && !v.evidence.openTasks.length) return { kind: 'end', why: `superseded by task ${v.taskId}`, view: v };
   if ((j.act === 'expire' || j.untasked) && (v.taskId || v.evidence.openTasks.length || v.evidence.invalidTasks.length)) return { kind: 'end', why: 'a task now names this session', view: v };
+  if (j.jobKey !== undefined && v.evidence.native?.key !== j.jobKey) return { kind: 'end', why: 'no longer the finished job this chain began with', view: v };
 
   if (v.verdict === 'protected') {
     const ending = v.reasons.filter((r) => CHAIN_ENDING.has(r));

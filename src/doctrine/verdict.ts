@@ -38,6 +38,8 @@ export const REASONS = {
   pinned: 'a person pinned it (~/.claude/jobs/pins.json)',
   'pins-unknown': "Claude Code's pins file (~/.claude/jobs/pins.json) cannot be read",
   starting: 'it was started moments ago and has no process on the roster yet',
+  'job-working': 'its finished job is working again (a person or its model took it up): the job chain waits',
+  'draft-pending': 'a person left a draft in its input box: nothing is typed over it',
 } as const;
 export type Reason = keyof typeof REASONS;
 
@@ -95,6 +97,10 @@ export interface Evidence {
   pinned?: boolean | null;
   /** How many agent views (`claude agents`, the TUI that can open any background session) are open. */
   agentViews?: number;
+  /** A finished Claude Code job's own chain (untasked background session whose job settled done; its latches in stateDir). */
+  native?: { key: string; facts: ExpireFacts } | null;
+  /** An interactive session's input box holds a person's draft (read from its pane); null = it could not be read. */
+  draft?: boolean | null;
   /** ms since the transcript was last written; null = unknown (missing, unreadable). */
   silenceMs: number | null;
   transcript?: string | null;
@@ -103,7 +109,9 @@ export interface Evidence {
   /** Messages waiting in the inbox; null = unreadable. */
   inboxPending: number | null;
   /** Interactive sessions: the pane that holds the pid; null = in no pane. Undefined for background ones. */
-  pane?: { paneId: string; dead: boolean; clients: number; sessionName: string } | null;
+  pane?: { paneId: string; dead: boolean; clients: number; sessionName: string; from?: 'session-file' | 'process-tree' } | null;
+  /** The session's messaging socket (Claude Code's sessions/<pid>.json); null = it names none; absent = not read. */
+  socket?: string | null;
   /** Names of whole probes that failed (roster, proc, tmux, tasks, projects, inbox). */
   probeFailures: string[];
   /** The task that drives this session's chain: its latest terminal task, or the open one that protects it. */
@@ -126,6 +134,8 @@ export interface JobFacts {
   /** Background shells, subagents, monitors and queued prompts in flight; null = cannot be told. */
   inFlight: number | null;
   updatedAt: string | null;
+  /** When the job last settled in a terminal state (lastTerminalAt). */
+  settledAt?: string | null;
 }
 
 /** A session's latest hook state (src/hook-events.ts) as evidence; only a fresh one counts. */
@@ -189,8 +199,18 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     else if (!(now >= t(task.releasedAt) + policy.grace)) reasons.add('grace-pending');
   }
   const untasked = !task && !e.openTasks.length && !e.invalidTasks.length;
-  if (untasked && e.expire?.gaveUpAt) reasons.add('gave-up');
-  if (untasked && e.expire?.exitedAt) reasons.add('resumed');
+  // an untasked background session whose own job settled done: the same chain as a finished task (its latches in stateDir)
+  const native = untasked ? (e.native ?? null) : null;
+  if (native) {
+    const f = native.facts;
+    if (f.exitedAt) reasons.add('resumed');
+    if (f.gaveUpAt) reasons.add('gave-up');
+    if (!f.askedAt && !(now >= t(f.startedAt) + policy.grace)) reasons.add('grace-pending');
+    if (e.job && e.job.state !== 'done' && e.job.state !== 'blocked') reasons.add('job-working');
+  } else {
+    if (untasked && e.expire?.gaveUpAt) reasons.add('gave-up');
+    if (untasked && e.expire?.exitedAt) reasons.add('resumed');
+  }
 
   // The session itself: every piece of evidence must be positive; unknown never counts as idle (D5).
   if (e.status === 'busy') reasons.add('status-busy');
@@ -214,7 +234,7 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   else if (e.pinned) reasons.add('pinned');
 
   if (e.silenceMs === null) reasons.add('transcript-unknown');
-  else if (untasked) {
+  else if (untasked && !native) {
     if (e.silenceMs < policy.expireIdle) reasons.add('idle-short');
   } else if (e.silenceMs < policy.silence) reasons.add('transcript-recent');
 
@@ -235,6 +255,7 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
 
   if (s.kind === 'unknown') reasons.add('kind-unknown');
   if (s.kind === 'interactive' && e.pane === null) reasons.add('no-pane');
+  if (e.draft === true) reasons.add('draft-pending');
 
   // Hook events are optional evidence: stale or absent ones change nothing, and fresh ones only add protection.
   const h = e.hooks;
@@ -246,7 +267,7 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   }
 
   if (reasons.size) return { verdict: 'protected', reasons: [...reasons], next: null, notes };
-  const chain: ChainFacts = untasked ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) } : taskChain(task!);
+  const chain: ChainFacts = native ? { ...native.facts, kind: 'job' } : untasked ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) } : taskChain(task!);
   return { verdict: 'eligible', reasons: [], next: nextOf(chain, policy, now), notes };
 }
 

@@ -55,6 +55,7 @@ export function parseJobState(text: string): JobFacts | null {
     needs: ask ?? needs,
     inFlight: inFlightCount(r.inFlight),
     updatedAt: typeof r.updatedAt === 'number' ? new Date(r.updatedAt).toISOString() : str(r.updatedAt),
+    settledAt: str(r.lastTerminalAt) ?? str(r.firstTerminalAt),
   };
 }
 

@@ -1,20 +1,23 @@
 // The sweep: gather every piece of evidence for the whole fleet with a fixed number of child
 // processes (one roster call, one tmux call), then judge every row with the one verdict.
-import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { labelOf, readRoster, type RosterRow } from './roster.js';
-import { attachedTo, claudeNames, findClients, liveness, pidsRss, readProcTable, isInTree, type ProcTable } from './proc.js';
+import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, readProcTable } from './proc.js';
+import { readSessionFiles } from './sessions.js';
+import { jobChainReader, jobKey } from '../store/job-state.js';
 import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
-import { listPanes, type Pane } from './tmux.js';
+import { listPanes } from './tmux.js';
+import { findPane, indexTranscripts, inboxPending } from './files.js';
+export { ASK_FILE_PREFIX, findPane, inboxPending } from './files.js';
+export { sessionJson, snapshotJson } from './fleet-json.js';
 import { readTasks, type Task, type InvalidTask } from '../tasks/tasks.js';
 import { hookFacts, hooksDir } from './hooks.js';
 import { readExit } from '../store/ledger.js';
-import { requestExitId } from '../../queues/session-exit.js';
+import { jobExitId, requestExitId } from '../../queues/session-exit.js';
 import { hookFileName, listHookFiles, readHookState } from './hook-events.js';
 import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from '../doctrine/verdict.js';
 
-export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
 /** A pid-less row in one of these job states has ended; any other young pid-less row may still be starting. */
 const ENDED_STATES = new Set(['stopped', 'done', 'failed']);
 
@@ -99,6 +102,10 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   // A roster that failed makes every row unknown: there is nothing to judge (DESIGN §4).
   if (!roster.ok) return { ...base, roster: { ok: false, error: roster.error }, sessions: [] };
   const byTask = indexTasks(tasks.ok ? tasks.tasks : []);
+  const jobChains = jobChainReader(config.stateDir);
+  // Claude Code's per-process files: each live session's messaging socket and tmux pane (docs/claude-code.md)
+  const sessionFiles = f.claudeDir !== null ? await readSessionFiles(f.claudeDir, procs, (pid) => procs?.procs.get(pid)?.startTicks ?? null) : null;
+  if (sessionFiles && !sessionFiles.ok) problems.push(sessionFiles.error);
   const counted = new Set<number>(); // every pid some session's memory holds
   const policy = policyFrom(config);
   // Claude Code hook events (optional evidence, docs/hooks.md): one readdir, then only the files of live rows.
@@ -108,6 +115,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   const sessions = await Promise.all(
     roster.rows.map(async (row): Promise<SessionView> => {
       const failures: string[] = [];
+      const paneNotes: string[] = []; // what the sweep saw that a person should read beside the verdict
       let live: boolean | null = null;
       let liveWhy: string | undefined;
       let procStartMs: number | null = null;
@@ -139,6 +147,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       const view = (): SessionView => {
         const facts: SessionFacts = { id: row.id, sessionId: row.sessionId, kind: row.kind, pid: row.pid, evidence, ...(starting ? { starting } : {}) };
         const d = decide(facts, policy, at);
+        if (paneNotes.length) d.notes = [...d.notes, ...paneNotes];
         return {
           ...facts,
           ...d,
@@ -154,6 +163,9 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       };
       // Records and gone rows need no further evidence.
       if (row.pid === null || live === false) return view();
+      const sf = sessionFiles?.ok ? sessionFiles.byPid.get(row.pid) : undefined;
+      // the session's messaging socket: how the one message reaches its model (null: the file names none)
+      if (f.claudeDir !== null) evidence.socket = sf?.socket ?? null;
 
       // Tasks
       if (!tasks.ok) failures.push('tasks');
@@ -179,8 +191,13 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       if (row.kind === 'interactive') {
         if (!panes.ok) failures.push('tmux');
         else if (procs) {
-          const pane = findPane(panes.panes, procs, row.pid);
-          evidence.pane = pane ? { paneId: pane.paneId, dead: pane.dead, clients: pane.clients, sessionName: pane.sessionName } : null;
+          const byTree = findPane(panes.panes, procs, row.pid);
+          // the pane its session file names, when that pane (on the configured tmux server) holds this process
+          const named = sf?.paneId ? panes.panes.find((p) => p.paneId === sf.paneId && !p.dead) : undefined;
+          const byFile = named && isInTree(procs, named.panePid, row.pid) ? named : undefined;
+          const pane = byFile ?? byTree;
+          if (sf?.paneId && !byFile) paneNotes.push(byTree ? `its session file names tmux pane ${sf.paneId}, but ${byTree.paneId} holds it: typing into ${byTree.paneId}` : `its session file names tmux pane ${sf.paneId} (${sf.tmux}), which is not on the configured tmux server (fleet.tmuxSocket ${f.tmuxSocket ?? 'default'})`);
+          evidence.pane = pane ? { paneId: pane.paneId, dead: pane.dead, clients: pane.clients, sessionName: pane.sessionName, ...(byFile ? { from: 'session-file' } : { from: 'process-tree' }) } : null;
           if (pane) {
             evidence.attached = pane.clients > 0;
             evidence.attachedBy = 'tmux';
@@ -216,9 +233,23 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         if (h) evidence.hooks = h;
       }
 
-      if (!evidence.task && !evidence.openTasks.length && !evidence.invalidTasks.length && opts.expireFacts) {
-        evidence.expire = opts.expireFacts(row, procStartMs);
+      const untasked = !evidence.task && !evidence.openTasks.length && !evidence.invalidTasks.length;
+      // a finished Claude Code job: its own chain (grace, the ask, requests), its latches in stateDir
+      if (untasked && f.jobChain && row.kind === 'background' && row.id !== null && evidence.job) {
+        const key = jobKey(row.id, String(Math.round(procStartMs ?? 0)));
+        const rec = jobChains(key);
+        const settled = evidence.job.state === 'done' && evidence.job.inFlight === 0;
+        if (rec?.askedAt || settled) {
+          const { shortId: _s, sessionId: _i, start: _t, ...facts } = rec ?? { shortId: '', sessionId: '', start: '', requests: 0 };
+          const startedAt = facts.startedAt ?? evidence.job.settledAt ?? evidence.job.updatedAt ?? undefined;
+          if (facts.requests > 0 && !facts.lastExitFinishedAt) {
+            const finished = readExit(config.stateDir, jobExitId(row.id, String(Math.round(procStartMs ?? 0)), facts.requests))?.finishedAt;
+            if (finished) facts.lastExitFinishedAt = finished;
+          }
+          evidence.native = { key, facts: { ...facts, ...(startedAt ? { startedAt } : {}) } };
+        }
       }
+      if (untasked && !evidence.native && opts.expireFacts) evidence.expire = opts.expireFacts(row, procStartMs);
       const v = view();
       if (opts.rss !== false && procs && procs.procs.has(row.pid)) {
         const pids = sessionPids(procs, row.pid, row.kind, cliNames);
@@ -259,90 +290,4 @@ function names(bad: InvalidTask, row: RosterRow): boolean {
   if (bad.parsed) return bad.sessionIds.includes(row.sessionId) || (row.id !== null && bad.sessionIds.includes(row.id));
   if (bad.text === null) return false;
   return bad.text.includes(row.sessionId) || (row.id !== null && row.id.length >= 4 && bad.text.includes(row.id));
-}
-
-/** The pane whose process tree holds the pid (the pane's own process, or an ancestor of the pid). */
-export function findPane(panes: Pane[], procs: ProcTable, pid: number): Pane | null {
-  return panes.find((p) => !p.dead && isInTree(procs, p.panePid, pid)) ?? null;
-}
-
-/** sessionId → newest transcript, from one readdir of projectsDir and one of each project folder. */
-async function indexTranscripts(dir: string): Promise<Map<string, { path: string; mtimeMs: number }> | Error> {
-  let projects: string[];
-  try {
-    projects = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
-  } catch (err: any) {
-    if (err.code === 'ENOENT') return new Map();
-    return err;
-  }
-  const index = new Map<string, { path: string; mtimeMs: number }>();
-  await Promise.all(
-    projects.map(async (p) => {
-      let files: string[];
-      try {
-        files = await readdir(join(dir, p));
-      } catch {
-        return;
-      }
-      await Promise.all(
-        files
-          .filter((n) => n.endsWith('.jsonl'))
-          .map(async (n) => {
-            const path = join(dir, p, n);
-            try {
-              const s = await stat(path);
-              const sid = n.slice(0, -'.jsonl'.length);
-              const prev = index.get(sid);
-              if (!prev || prev.mtimeMs < s.mtimeMs) index.set(sid, { path, mtimeMs: s.mtimeMs });
-            } catch {
-              /* vanished between readdir and stat: treated as missing */
-            }
-          }),
-      );
-    }),
-  );
-  return index;
-}
-
-/** Messages waiting: regular files not starting with "." — except sunset's own ask. Missing folder = 0; unreadable = null. */
-export async function inboxPending(folder: string): Promise<number | null> {
-  try {
-    const entries = await readdir(folder, { withFileTypes: true });
-    return entries.filter((d) => d.isFile() && !d.name.startsWith('.') && !d.name.startsWith(ASK_FILE_PREFIX)).length;
-  } catch (err: any) {
-    return err.code === 'ENOENT' ? 0 : null;
-  }
-}
-
-/** The JSON `sunset verdict --json` prints for one session (DESIGN §8). */
-export function sessionJson(s: SessionView) {
-  return {
-    id: s.id,
-    sessionId: s.sessionId,
-    label: s.label,
-    name: s.name,
-    kind: s.kind,
-    pid: s.pid,
-    live: s.live,
-    taskId: s.taskId,
-    taskState: s.taskState,
-    verdict: s.verdict,
-    reasons: s.reasons,
-    notes: s.notes,
-    next: s.next,
-    evidence: s.evidence,
-    rssBytes: s.live ? s.rssBytes : null,
-  };
-}
-
-export function snapshotJson(f: FleetSnapshot) {
-  return {
-    at: new Date(f.at).toISOString(),
-    host: f.host,
-    ...(f.roster.ok ? {} : { error: f.roster.error }),
-    sessions: f.sessions.map(sessionJson),
-    ...(f.agentViews ? { agentViews: f.agentViews } : {}),
-    overhead: f.overhead,
-    problems: f.problems,
-  };
 }

@@ -9,6 +9,8 @@ export interface ProcInfo {
   state: string;
   /** Process start, ms since the epoch. */
   startMs: number;
+  /** Process start as the kernel gives it (clock ticks since boot, field 22 of stat): what Claude Code's session files record. */
+  startTicks?: string;
   argv: string[];
 }
 
@@ -55,7 +57,7 @@ export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | n
   const ppid = Number(f[1]);
   const start = Number(f[19]);
   if (!Number.isFinite(ppid) || !Number.isFinite(start)) return null;
-  return { pid, ppid, state: f[0] ?? '?', startMs: btime() + (start * 1000) / CLK_TCK };
+  return { pid, ppid, state: f[0] ?? '?', startMs: btime() + (start * 1000) / CLK_TCK, startTicks: f[19] };
 }
 
 function readProc(procRoot: string, pid: number): ProcInfo | null {

@@ -1,62 +1,122 @@
-// A task's chain in the pipeline: its facts (the task file's latched fields and the exit ledger's finish of its
-// latest exit job), the job that carries its next step, and the one place that enqueues it. The step and its
-// due time come from the doctrine (src/doctrine/chain.ts); this file only maps a step to a job. Idempotent:
-// reconcile, the watcher and every worker call schedule(), so a lost event, a restart or a flushed Redis only
-// delays a step, never loses or repeats one.
+// A chain in the pipeline — a task's, or a finished Claude Code job's — its facts (the task file's latched
+// fields, or the job's latches in stateDir; and the exit ledger's finish of its latest exit job), the job that
+// carries its next step, and the one place that enqueues it. The step and its due time come from the doctrine
+// (src/doctrine/chain.ts); this file only maps a step to a job. Idempotent: reconcile, the watcher and every
+// worker call schedule(), so a lost event, a restart or a flushed Redis only delays a step, never loses or
+// repeats one.
 import { DelayedError, UnrecoverableError } from 'bullmq';
-import { chainStep, type ChainStep } from '../doctrine/chain.js';
+import { chainStep, type ChainFacts, type ChainStep } from '../doctrine/chain.js';
 import { taskChain } from '../doctrine/verdict.js';
 import { readTask, TaskBusyError, TaskInvalidError, type LatchPatch, type Task } from '../tasks/tasks.js';
 import { readExit } from '../store/ledger.js';
+import { jobKey, latchJobChain, readJobChain, type JobLatch } from '../store/job-state.js';
 import { taskTerminalId } from '../../queues/task-terminal.js';
-import { exitAskId } from '../../queues/exit-ask.js';
-import { exitRetryId } from '../../queues/exit-retry.js';
-import { requestExitId } from '../../queues/session-exit.js';
-import { exitPriorityNow, latch, type PipelineDeps } from './deps.js';
+import { exitAskId, jobAskId } from '../../queues/exit-ask.js';
+import { exitRetryId, jobRetryId } from '../../queues/exit-retry.js';
+import { jobExitId, requestExitId } from '../../queues/session-exit.js';
+import type { JobRef } from '../../queues/common.js';
+import { endedElsewhere, evidenceOf, exitPriorityNow, latch, type PipelineDeps } from './deps.js';
+import { decided } from './events.js';
+import type { SessionView } from '../evidence/fleet.js';
 
-/** A task with its chain's facts: the latched fields, and when its latest exit job finished (the ledger). */
-export interface TaskChain {
-  task: Task;
-  /** null: the task is not terminal (no chain). */
+export type ChainRef = { kind: 'task'; taskId: string } | ({ kind: 'job' } & JobRef);
+
+/** A chain job's data names its chain: `taskId`, or `job`. */
+export function refOf(d: { taskId?: string; job?: JobRef }): ChainRef {
+  return d.job ? { kind: 'job', ...d.job } : { kind: 'task', taskId: d.taskId! };
+}
+
+export interface Chain {
+  ref: ChainRef;
+  facts: ChainFacts;
+  /** null: a task that is not terminal (no chain: an open task protects). */
   step: ChainStep | null;
+  sessionId: string | null;
+  /** A task chain's task. */
+  task?: Task;
+  /** For logs: `task X` or `job X`. */
+  name: string;
+  /** What the one message says the session finished. */
+  what: { id: string; state: string };
 }
 
-/** The ledger's finish of exit job n of this task (what request n+1 and the give-up are timed from). */
-export function lastExitFinished(deps: PipelineDeps, task: Pick<Task, 'id' | 'sessionId' | 'exitRequests'>): string | undefined {
-  if (!task.exitRequests || !task.sessionId) return undefined;
-  return readExit(deps.config.stateDir, requestExitId(task.id, task.sessionId, task.exitRequests))?.finishedAt;
+/** The chain's latched fields in one shape (a task file's names differ). */
+export type ChainPatch = Partial<Pick<ChainFacts, 'startedAt' | 'askedAt' | 'requests' | 'lastRequestAt' | 'gaveUpAt' | 'exitedAt'>>;
+
+const exitIdOf = (ref: ChainRef, sessionId: string, n: number) => (ref.kind === 'task' ? requestExitId(ref.taskId, sessionId, n) : jobExitId(ref.shortId, ref.start, n));
+
+function withFinish(deps: PipelineDeps, ref: ChainRef, sessionId: string | null, f: ChainFacts): ChainFacts {
+  if (!f.requests || !sessionId || f.lastExitFinishedAt) return f;
+  const finished = readExit(deps.config.stateDir, exitIdOf(ref, sessionId, f.requests))?.finishedAt;
+  return finished ? { ...f, lastExitFinishedAt: finished } : f;
 }
 
-/** The chain's next step, from the task's latched fields and the ledger; null while the task is open (it protects). */
-export function stepOf(deps: PipelineDeps, task: Task): ChainStep | null {
-  if (!task.terminal) return null;
-  return chainStep(taskChain({ ...task, lastExitFinishedAt: lastExitFinished(deps, task) }), deps.policy);
+function taskChainOf(deps: PipelineDeps, task: Task): Chain {
+  const ref: ChainRef = { kind: 'task', taskId: task.id };
+  const facts = withFinish(deps, ref, task.sessionId, taskChain(task));
+  return { ref, facts, step: task.terminal ? chainStep(facts, deps.policy) : null, sessionId: task.sessionId, task, name: `task ${task.id}`, what: { id: task.id, state: task.state } };
+}
+
+/** The chain of a task already read (the watcher, reconcile). */
+export function chainOfTask(deps: PipelineDeps, task: Task): Chain {
+  return taskChainOf(deps, task);
 }
 
 /**
- * Load a task for a chain job. Invalid or gone: the job can never succeed until someone fixes the file, so it
- * is unrecoverable (reported once, not retried eight times); reconcile schedules it again once it is valid.
+ * Load a chain for a chain job. A task file that is invalid or gone can never succeed until someone fixes
+ * it, so its job is unrecoverable (reported once, not retried eight times); reconcile schedules it again.
  */
-export async function loadChain(deps: PipelineDeps, taskId: string): Promise<TaskChain> {
-  const r = await readTask(deps.config.fleet.tasksDir, taskId);
-  if (r.kind === 'missing') throw new UnrecoverableError(`task ${taskId} is gone`);
-  if (r.kind === 'invalid') {
-    deps.log.warn({ event: 'task:invalid', taskId, problem: r.invalid.problem }, `task ${taskId} is invalid and left untouched: ${r.invalid.problem}`);
-    throw new UnrecoverableError(`task ${taskId} is invalid: ${r.invalid.problem}`);
+export async function loadChain(deps: PipelineDeps, ref: ChainRef): Promise<Chain> {
+  if (ref.kind === 'job') {
+    const rec = readJobChain(deps.config.stateDir, jobKey(ref.shortId, ref.start));
+    const { shortId: _a, sessionId: _b, start: _c, ...latched } = rec ?? { shortId: '', sessionId: '', start: '', requests: 0 };
+    const facts = withFinish(deps, ref, ref.sessionId, { ...latched, kind: 'job' });
+    return { ref, facts, step: chainStep(facts, deps.policy), sessionId: ref.sessionId, name: `job ${ref.shortId}`, what: { id: ref.shortId, state: 'done' } };
   }
-  return { task: r.task, step: stepOf(deps, r.task) };
+  const r = await readTask(deps.config.fleet.tasksDir, ref.taskId);
+  if (r.kind === 'missing') throw new UnrecoverableError(`task ${ref.taskId} is gone`);
+  if (r.kind === 'invalid') {
+    deps.log.warn({ event: 'task:invalid', taskId: ref.taskId, problem: r.invalid.problem }, `task ${ref.taskId} is invalid and left untouched: ${r.invalid.problem}`);
+    throw new UnrecoverableError(`task ${ref.taskId} is invalid: ${r.invalid.problem}`);
+  }
+  return taskChainOf(deps, r.task);
 }
 
+const TASK_FIELDS: Record<keyof ChainPatch, keyof LatchPatch> = {
+  startedAt: 'releasedAt',
+  askedAt: 'exitAskedAt',
+  requests: 'exitRequests',
+  lastRequestAt: 'exitRequestedAt',
+  gaveUpAt: 'exitGaveUpAt',
+  exitedAt: 'exitedAt',
+};
+
 /**
- * Latch a chain's fields. A file another writer holds (its lock, or one that keeps changing) is a step for
- * later, not a failure: the job goes back to delayed under its own id. An invalid file is unrecoverable.
+ * Latch a chain's fields; returns the chain after the latch and which fields changed. A task file another
+ * writer holds (its lock, or one that keeps changing) is a step for later, not a failure: the job goes back
+ * to delayed under its own id. An invalid one is unrecoverable.
  */
-export async function latchChain(deps: PipelineDeps, taskId: string, patch: LatchPatch, job?: { moveToDelayed(ts: number, token?: string): Promise<void> }, token?: string) {
+export async function latchChain(
+  deps: PipelineDeps,
+  c: Chain,
+  patch: ChainPatch,
+  job?: { moveToDelayed(ts: number, token?: string): Promise<void> },
+  token?: string,
+): Promise<{ chain: Chain; applied: ChainPatch }> {
+  if (c.ref.kind === 'job') {
+    const { applied } = latchJobChain(deps.config.stateDir, c.ref, patch as JobLatch, deps.config.maxExitRequests);
+    return { chain: await loadChain(deps, c.ref), applied };
+  }
+  const p: LatchPatch = {};
+  for (const [k, v] of Object.entries(patch)) if (v !== undefined) (p as Record<string, unknown>)[TASK_FIELDS[k as keyof ChainPatch]] = v;
   try {
-    return await latch(deps, taskId, patch);
+    const res = await latch(deps, c.ref.taskId, p);
+    const applied: ChainPatch = {};
+    for (const [k, f] of Object.entries(TASK_FIELDS)) if (f in res.applied) (applied as Record<string, unknown>)[k] = (res.applied as Record<string, unknown>)[f];
+    return { chain: taskChainOf(deps, res.task), applied };
   } catch (err) {
     if (err instanceof TaskBusyError && job) {
-      deps.log.warn({ event: 'task:busy', taskId, error: err.message }, `task ${taskId}: ${err.message}; trying again shortly`);
+      deps.log.warn({ event: 'task:busy', taskId: c.ref.taskId, error: err.message }, `task ${c.ref.taskId}: ${err.message}; trying again shortly`);
       await job.moveToDelayed(deps.now() + 1000 + Math.random() * 1000, token);
       throw new DelayedError();
     }
@@ -66,40 +126,56 @@ export async function latchChain(deps: PipelineDeps, taskId: string, patch: Latc
 }
 
 /**
- * Enqueue the job that carries the task's next step, due when the doctrine says. Nothing for a chain that
+ * Enqueue the job that carries the chain's next step, due when the doctrine says. Nothing for a chain that
  * has ended, or whose exit job is still confirming (the exit worker schedules the step after it when it
  * finishes); a latched request whose exit job has no finish in the ledger is enqueued again (a crash between
- * latch and enqueue, a flush: a job whose call was made only confirms). Returns what it scheduled.
+ * latch and enqueue, a flush: a job whose call was made only confirms). Returns the step.
  */
-export async function schedule(deps: PipelineDeps, task: Task, o: { step?: ChainStep | null; rssBytes?: number | null } = {}): Promise<ChainStep | null> {
-  const step = o.step === undefined ? stepOf(deps, task) : o.step;
-  if (!step) return null;
+export async function schedule(deps: PipelineDeps, c: Chain, o: { rssBytes?: number | null } = {}): Promise<ChainStep | null> {
+  const step = c.step;
+  if (!step || !c.sessionId) return step;
   const now = deps.now();
   const delay = (at: number) => (Number.isFinite(at) ? Math.max(0, at - now) : 0);
   const p = deps.producers;
-  const id = task.id;
+  const ref = c.ref;
+  const data = ref.kind === 'task' ? { taskId: ref.taskId } : { job: { shortId: ref.shortId, sessionId: ref.sessionId, start: ref.start } };
+  const retryId = (n: number) => (ref.kind === 'task' ? exitRetryId(ref.taskId, n) : jobRetryId(ref.shortId, ref.start, n));
   switch (step.step) {
     case 'release':
-      await p.terminal.add(taskTerminalId(id), { taskId: id });
+      if (ref.kind === 'task') await p.terminal.add(taskTerminalId(ref.taskId), { taskId: ref.taskId });
       break;
     case 'ask':
-      if (task.sessionId) await p.ask.add(exitAskId(id), { taskId: id }, { delay: delay(step.at) });
+      await p.ask.add(ref.kind === 'task' ? exitAskId(ref.taskId) : jobAskId(ref.shortId, ref.start), data, { delay: delay(step.at) });
       break;
     case 'request':
-      if (task.sessionId) await p.retry.add(exitRetryId(id, step.n), { taskId: id, n: step.n }, { delay: delay(step.at) });
+      await p.retry.add(retryId(step.n), { ...data, n: step.n }, { delay: delay(step.at) });
       break;
     case 'give-up':
-      if (task.sessionId) await p.retry.add(exitRetryId(id, deps.config.maxExitRequests + 1), { taskId: id, n: deps.config.maxExitRequests + 1 }, { delay: delay(step.at) });
+      await p.retry.add(retryId(deps.config.maxExitRequests + 1), { ...data, n: deps.config.maxExitRequests + 1 }, { delay: delay(step.at) });
       break;
-    case 'confirm':
-      if (task.sessionId) {
-        const exitId = requestExitId(id, task.sessionId, step.n);
-        // present and unfinished, or missing: (re-)add it; a job still in the queue is not added twice
-        await p.exit.add(exitId, { reason: 'request', taskId: id, sessionId: task.sessionId, n: step.n }, { priority: exitPriorityNow(deps, o.rssBytes) });
-      }
+    case 'confirm': {
+      // present and unfinished, or missing: (re-)add it; a job still in the queue is not added twice
+      const exitData =
+        ref.kind === 'task'
+          ? ({ reason: 'request', taskId: ref.taskId, sessionId: c.sessionId, n: step.n } as const)
+          : ({ reason: 'job', sessionId: ref.sessionId, shortId: ref.shortId, start: ref.start, n: step.n } as const);
+      await p.exit.add(exitIdOf(ref, c.sessionId, step.n), exitData, { priority: exitPriorityNow(deps, o.rssBytes) });
       break;
+    }
     case 'end':
       break;
   }
   return step;
+}
+
+/**
+ * A chain that will never take this step: said once (log and audit). A session not running any more ends in
+ * exitedAt, never silently (a task's: by whom, when sunset can tell; a job's: in its latches).
+ */
+export async function endChain(deps: PipelineDeps, c: Chain, step: string, j: { why: string; gone?: boolean; view?: SessionView }) {
+  const ids = c.ref.kind === 'task' ? { taskId: c.ref.taskId, sessionId: c.sessionId } : { job: c.ref.shortId, sessionId: c.sessionId };
+  if (j.gone && c.task) await endedElsewhere(deps, c.task, j.view ?? null);
+  else if (j.gone && c.ref.kind === 'job' && !deps.dryRun) latchJobChain(deps.config.stateDir, c.ref, { exitedAt: new Date(deps.now()).toISOString() });
+  decided(deps, 'chain:ended', { ...ids, step, why: j.why, ...evidenceOf(j.view) }, `${c.name}: chain ends before the ${step} (${j.why})`);
+  return { ended: j.why };
 }

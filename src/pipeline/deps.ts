@@ -131,14 +131,6 @@ export async function look(deps: PipelineDeps, sessionId: string, notBefore?: nu
   return { rosterOk: snap.roster.ok, view: snap.roster.ok ? sessionFor(snap, sessionId) : null };
 }
 
-/** A chain that will never take this step: said once (log and audit); a session not running any more latches exitedAt. */
-export async function endChain(deps: PipelineDeps, task: Task, step: string, j: { why: string; gone?: boolean; view?: SessionView }) {
-  const ids = { taskId: task.id, sessionId: task.sessionId };
-  if (j.gone) await endedElsewhere(deps, task, j.view ?? null);
-  decided(deps, 'chain:ended', { ...ids, step, why: j.why, ...evidenceOf(j.view) }, `task ${task.id}: chain ends before the ${step} (${j.why})`);
-  return { ended: j.why };
-}
-
 /**
  * A task's session is not running any more — a record (a background job's row keeps no pid), absent from a
  * roster that answered (an interactive session's row goes), or its process gone — so its chain ends in

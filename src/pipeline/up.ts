@@ -9,7 +9,7 @@ import { TaskWatcher } from '../tasks/watcher.js';
 import { missingTasksDir } from '../evidence/fleet.js';
 import { versionNote } from '../evidence/claude-code.js';
 import { closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './deps.js';
-import { schedule as scheduleChain } from './chains.js';
+import { chainOfTask, schedule as scheduleChain } from './chains.js';
 import { createReleaseProcessor } from '../../workers/release.js';
 import { createAskProcessor } from '../../workers/exit-ask.js';
 import { createRetryProcessor } from '../../workers/exit-retry.js';
@@ -110,7 +110,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       onTask: async (taskId, read) => {
         // the watcher has just read the file: use that, but for what loadTask must report (invalid, gone)
         const task = read.kind === 'task' ? read.task : await loadTask(deps, taskId);
-        if (task?.terminal) await scheduleChain(deps, task);
+        if (task?.terminal) await scheduleChain(deps, chainOfTask(deps, task));
       },
     });
     watcher.start();

@@ -1,0 +1,35 @@
+// What `sunset verdict --json` prints (DESIGN §8), and the API's sessions: one object per roster row.
+import type { FleetSnapshot, SessionView } from './fleet.js';
+
+/** The JSON `sunset verdict --json` prints for one session (DESIGN §8). */
+export function sessionJson(s: SessionView) {
+  return {
+    id: s.id,
+    sessionId: s.sessionId,
+    label: s.label,
+    name: s.name,
+    kind: s.kind,
+    pid: s.pid,
+    live: s.live,
+    taskId: s.taskId,
+    taskState: s.taskState,
+    verdict: s.verdict,
+    reasons: s.reasons,
+    notes: s.notes,
+    next: s.next,
+    evidence: s.evidence,
+    rssBytes: s.live ? s.rssBytes : null,
+  };
+}
+
+export function snapshotJson(f: FleetSnapshot) {
+  return {
+    at: new Date(f.at).toISOString(),
+    host: f.host,
+    ...(f.roster.ok ? {} : { error: f.roster.error }),
+    sessions: f.sessions.map(sessionJson),
+    ...(f.agentViews ? { agentViews: f.agentViews } : {}),
+    overhead: f.overhead,
+    problems: f.problems,
+  };
+}

@@ -1,0 +1,93 @@
+// Claude Code's per-process session files, `~/.claude/sessions/<pid>.json` (docs/claude-code.md): one per live
+// claude process, with its messaging socket (how the ask reaches the model) and, for a session started in tmux,
+// the pane it runs in. Its internals: read defensively. A `kill -9` leaves the file behind, so a file counts
+// only while its pid runs the same process (`procStart`, field 22 of /proc/<pid>/stat, matches).
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ProcTable } from './proc.js';
+
+export interface SessionFile {
+  pid: number;
+  sessionId: string | null;
+  /** Clock ticks since boot when the process started, as the CLI wrote it. */
+  procStart: string | null;
+  /** The session's messaging socket (JSON lines); null when the file names none. */
+  socket: string | null;
+  /** `#{session_name}:#{window_id}.#{pane_id}` for a session started inside tmux; its pane id (`%12`) apart. */
+  tmux: string | null;
+  paneId: string | null;
+  kind: string | null;
+  /** The background job's short id. */
+  jobId: string | null;
+  /** The agent view's own session (hidden from the roster). */
+  spare: boolean;
+  features: string[];
+}
+
+const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+
+/** Parse one session file. null when it is not a JSON object with a pid. Pure. */
+export function parseSessionFile(text: string): SessionFile | null {
+  let o: unknown;
+  try {
+    o = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return null;
+  const r = o as Record<string, unknown>;
+  const pid = typeof r.pid === 'number' && Number.isInteger(r.pid) && r.pid > 0 ? r.pid : null;
+  if (pid === null) return null;
+  const tmux = str(r.tmux);
+  const pane = tmux ? /\.(%\d+)$/.exec(tmux)?.[1] ?? null : null;
+  return {
+    pid,
+    sessionId: str(r.sessionId),
+    procStart: typeof r.procStart === 'number' ? String(r.procStart) : str(r.procStart),
+    socket: str(r.messagingSocketPath),
+    tmux,
+    paneId: pane,
+    kind: str(r.kind),
+    jobId: str(r.jobId),
+    spare: r.spare === true,
+    features: Array.isArray(r.peerFeatures) ? r.peerFeatures.filter((x): x is string => typeof x === 'string') : [],
+  };
+}
+
+export type SessionFiles = { ok: true; byPid: Map<number, SessionFile> } | { ok: false; error: string };
+
+/**
+ * Every session file whose process still runs (pid alive, same process start), by pid. A missing folder is
+ * none; an unreadable one is a failed probe. Files that do not parse are skipped (their sessions then have no
+ * socket and no named pane: the ask falls back, the pane is found by the process tree).
+ */
+export async function readSessionFiles(claudeDir: string, procs: ProcTable | null, ticksOf: (pid: number) => string | null): Promise<SessionFiles> {
+  const dir = join(claudeDir, 'sessions');
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch (err: any) {
+    if (err?.code === 'ENOENT') return { ok: true, byPid: new Map() };
+    return { ok: false, error: `cannot read ${dir}: ${err?.code ?? err?.message}` };
+  }
+  const byPid = new Map<number, SessionFile>();
+  await Promise.all(
+    names
+      .filter((n) => /^\d+\.json$/.test(n))
+      .map(async (n) => {
+        const pid = Number(n.slice(0, -5));
+        if (procs && !procs.procs.has(pid)) return; // a file left behind by a process that has gone
+        let f: SessionFile | null;
+        try {
+          f = parseSessionFile(await readFile(join(dir, n), 'utf8'));
+        } catch {
+          return;
+        }
+        if (!f || f.pid !== pid) return;
+        // a reused pid: the file was written by another process than the one running now
+        if (f.procStart !== null && ticksOf(pid) !== null && ticksOf(pid) !== f.procStart) return;
+        byPid.set(pid, f);
+      }),
+  );
+  return { ok: true, byPid };
+}
