@@ -2,9 +2,8 @@
 // by lane are `sunset report`'s own (buildReport), so the two never disagree; the census adds what one
 // look cannot keep — how long the sessions have been silent — and, from the audit log, the exits and
 // asks since the previous sample.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
 import type { FleetSnapshot } from '../evidence/fleet.js';
+import { auditFile, readAuditFrom } from '../store/audit.js';
 import { buildReport, LANES, type Lane } from './report.js';
 
 const MIN = 60_000;
@@ -93,50 +92,24 @@ export function censusOf(snap: FleetSnapshot): Omit<Sample, 'since' | 'exits' | 
 const AUDIT_READ_LIMIT = 64 * 1024 * 1024;
 
 /**
- * Count `exit:exited` and `ask` audit events after `sinceMs`, reading audit.jsonl from `offset` (where the
- * previous sample stopped) to its last whole line. A file shorter than `offset` was replaced: read it whole.
+ * Count the `exit:exited` and `exit:asked` audit events after `sinceMs` (older audits' `ask` too: audit.ts
+ * reads old names as the new ones), reading audit.jsonl from `offset` (where the previous sample stopped)
+ * to its last whole line. A file shorter than `offset` was replaced: read it whole.
  */
 export function countAuditSince(stateDir: string, offset: number, sinceMs: number): { exits: number; asks: number; offset: number } | null {
-  const file = join(stateDir, 'audit.jsonl');
-  let fd: number;
+  let r: ReturnType<typeof readAuditFrom>;
   try {
-    fd = openSync(file, 'r');
-  } catch (err: any) {
-    return err.code === 'ENOENT' ? { exits: 0, asks: 0, offset: 0 } : null;
-  }
-  try {
-    const size = fstatSync(fd).size;
-    const start = offset <= size ? offset : 0;
-    if (size - start > AUDIT_READ_LIMIT) return null;
-    const buf = Buffer.alloc(size - start);
-    let got = 0;
-    while (got < buf.length) {
-      const n = readSync(fd, buf, got, buf.length - got, start + got);
-      if (n <= 0) break;
-      got += n;
-    }
-    const text = buf.subarray(0, got).toString('utf8');
-    const end = text.lastIndexOf('\n');
-    let exits = 0;
-    let asks = 0;
-    if (end >= 0) {
-      for (const line of text.slice(0, end).split('\n')) {
-        if (!line.includes('"exit:exited"') && !line.includes('"ask"')) continue;
-        try {
-          const e = JSON.parse(line) as { event?: string; at?: string };
-          if (!(Date.parse(e.at ?? '') > sinceMs)) continue;
-          if (e.event === 'exit:exited') exits++;
-          else if (e.event === 'ask') asks++;
-        } catch {
-          /* a torn line: skipped */
-        }
-      }
-    }
-    return { exits, asks, offset: start + (end >= 0 ? Buffer.byteLength(text.slice(0, end + 1)) : 0) };
+    r = readAuditFrom(auditFile(stateDir), offset, AUDIT_READ_LIMIT);
   } catch {
     return null;
-  } finally {
-    closeSync(fd);
   }
+  if (!r) return null;
+  let exits = 0;
+  let asks = 0;
+  for (const e of r.entries) {
+    if (!(Date.parse(String(e.at ?? '')) > sinceMs)) continue;
+    if (e.event === 'exit:exited') exits++;
+    else if (e.event === 'exit:asked') asks++;
+  }
+  return { exits, asks, offset: r.offset };
 }
-

@@ -2,9 +2,10 @@
 // over to samples.1.jsonl (the older one goes), so the two hold ~10 MB at most. Lines are appended, not
 // fsynced (store/atomic-file.ts): a census lost to a power cut is one point of a chart, and a torn last
 // line is skipped by every reader.
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { appendLineSync, moveFileSync } from '../store/atomic-file.js';
+import { readJsonLines } from '../store/state-files.js';
 import type { Sample } from './sampler-census.js';
 
 export const SAMPLES_FILE = 'samples.jsonl';
@@ -62,20 +63,8 @@ export function appendSample(stateDir: string, sample: Sample, maxBytes: number 
 export function readSamples(stateDir: string): Sample[] {
   const out: Sample[] = [];
   for (const name of [SAMPLES_OLD, SAMPLES_FILE]) {
-    let text: string;
-    try {
-      text = readFileSync(join(stateDir, name), 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        const s = JSON.parse(line) as Sample;
-        if (s && s.v === 1 && typeof s.at === 'string' && Number.isFinite(Date.parse(s.at))) out.push(s);
-      } catch {
-        /* torn */
-      }
+    for (const s of readJsonLines<Sample>(join(stateDir, name))) {
+      if (s && s.v === 1 && typeof s.at === 'string' && Number.isFinite(Date.parse(s.at))) out.push(s);
     }
   }
   return out.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
