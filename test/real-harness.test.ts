@@ -67,7 +67,8 @@ describe('the real CLI under the harness', () => {
     expect(host).not.toBeNull();
     expect(procs.find((p) => p.pid === host)).toMatchObject({ role: 'pty-host', shortId: bg.shortId });
     expect(procs.filter((p) => p.role === 'daemon')).toHaveLength(1);
-    // the prompt reached the stand-in API once, for this session
+    // the prompt reached the stand-in API once, for this session (a loaded box may take a moment to send it)
+    await fleet.waitFor(() => fleet.api.timesSent('index the repository', bg.sessionId) >= 1, 30_000);
     expect(fleet.api.timesSent('index the repository', bg.sessionId)).toBe(1);
   });
 

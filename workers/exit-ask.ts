@@ -35,7 +35,7 @@ export function createAskProcessor(deps: PipelineDeps) {
     if (j.kind === 'end') return endChain(deps, c, 'ask', j);
     const log = ref.kind === 'task' ? { taskId: ref.taskId, sessionId: c.sessionId } : { job: ref.shortId, sessionId: c.sessionId };
     if (j.kind === 'defer') {
-      deps.log.debug({ event: 'ask:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why})`);
+      deps.log.info({ event: 'ask:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why}); looking again at ${new Date(j.at).toISOString()}`);
       return deferJob(job, token, j.at);
     }
     if (deps.dryRun) {

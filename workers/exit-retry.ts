@@ -34,7 +34,7 @@ export function createRetryProcessor(deps: PipelineDeps) {
     if (j.kind === 'end') return endChain(deps, c, giveUp ? 'give-up' : `request ${n}`, j);
     const log = { ...(ref.kind === 'task' ? { taskId: ref.taskId } : { job: ref.shortId }), sessionId: c.sessionId, n };
     if (j.kind === 'defer') {
-      deps.log.debug({ event: giveUp ? 'give-up:deferred' : 'request:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why})`);
+      deps.log.info({ event: giveUp ? 'give-up:deferred' : 'request:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why}); looking again at ${new Date(j.at).toISOString()}`);
       return deferJob(job, token, j.at);
     }
     if (deps.dryRun) {

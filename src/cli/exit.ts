@@ -67,6 +67,7 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed, not exit
         print({ status: r.status, id: r.view.id, verdict: r.view.verdict, reasons: r.reasons, overridable: r.overridable });
         io.err(
           `sunset exit: refused: session ${r.view.label} is ${r.view.verdict}${r.reasons.length ? `:\n${r.reasons.map((x) => `  ${x}: ${REASONS[x as Reason] ?? x}`).join('\n')}` : ''}` +
+            (r.view.notes.length ? `\n${r.view.notes.map((n) => `  ${n}`).join('\n')}` : '') +
             (r.overridable ? `\n(--override-protection, with --reason, makes it a person's decision)` : `\n(no override can reach it)`),
         );
         return EXIT.protected;

@@ -19,7 +19,7 @@ brings one back (through the cap).`,
     else if (!entries.length) io.out('nothing exited yet');
     else
       for (const e of entries) {
-        io.out(`${e.at}  ${e.outcome.padEnd(7)} ${(e.id ?? e.sessionId).padEnd(10)} ${e.kind ?? ''} ${e.taskId ? `task ${e.taskId}` : 'untasked'}  ${e.rssFreedBytes ? `freed ${formatBytes(e.rssFreedBytes)}` : ''}`);
+        io.out(`${e.at}  ${e.outcome.padEnd(7)} ${(e.id ?? e.sessionId.slice(0, 8)).padEnd(10)} ${e.kind ?? ''} ${e.taskId ? `task ${e.taskId}` : 'untasked'}  ${e.rssFreedBytes ? `freed ${formatBytes(e.rssFreedBytes)}` : ''}`);
         io.out(`    why: ${e.why}`);
         const lines = resumeLines(e);
         if (lines) io.out(`    resume: ${lines.shell}   or: ${lines.sunset}`);

@@ -10,11 +10,10 @@ export const resumeCommand: Command = {
   summary: 'bring back a conversation sunset exited (through the cap)',
   usage: `usage: sunset resume TASK|SESSION [--wait] [--timeout DUR] [--config FILE]
 
-Looks TASK (a task id) or SESSION (its short id, sessionId, a unique prefix of either, or
-its name) up in the resume ledger
-(\`sunset exited\`) and runs its resume command (fleet.resumeCommand, default
-\`claude --resume <sessionId>\`) in the recorded cwd — through \`sunset admit\`, so the
-ceiling still holds. An interactive session comes back in a new tmux window (a new
+Looks TASK (a task id) or SESSION (its short id, sessionId, a unique prefix of either,
+or its name) up in the resume ledger (\`sunset exited\`) and runs its resume command
+(fleet.resumeCommand, default \`claude --resume <sessionId>\`) in the recorded cwd —
+through \`sunset admit\`, so the ceiling still holds. An interactive session comes back in a new tmux window (a new
 detached tmux session when you are not inside tmux); a background one runs here.
 
 Exit codes: the resumed command's own, 2 unknown id, 75 cap reached (see --wait).`,

@@ -55,7 +55,7 @@ several sessions (they are listed).`,
 
 function line(s: SessionView): string {
   const head = `${s.label.padEnd(10)} ${String(s.kind).padEnd(11)} pid ${String(s.pid ?? '-').padEnd(7)} ${s.verdict.padEnd(9)}`;
-  const task = s.taskId ? ` task ${s.taskId} (${s.taskState})` : '';
+  const task = (s.name ? ` "${s.name}"` : '') + (s.taskId ? ` task ${s.taskId} (${s.taskState})` : '');
   if (s.verdict === 'record') return `${head} a roster record with no process`;
   if (s.verdict === 'gone') return `${head} its process has ended${task}`;
   const ev = s.evidence;

@@ -17,7 +17,8 @@ export const holdsProcess = (s: { pid: number | null; live: boolean | null; star
 export function resolveSession<T extends Nameable>(rows: readonly T[], query: string, running: (r: T) => boolean = () => true): Resolved<T> {
   const q = query.trim();
   if (!q) return { kind: 'none' };
-  const exact = rows.filter((r) => r.id === q || r.sessionId === q || (r.name ?? null) === q);
+  const lower = q.toLowerCase();
+  const exact = rows.filter((r) => r.id === q || r.sessionId === q || (typeof r.name === 'string' && r.name.toLowerCase() === lower));
   const matches = exact.length ? exact : rows.filter((r) => (typeof r.id === 'string' && r.id.startsWith(q)) || r.sessionId.startsWith(q));
   if (!matches.length) return { kind: 'none' };
   const live = matches.filter(running);

@@ -8,7 +8,7 @@ import type { JobFacts } from '../doctrine/verdict.js';
 import { run } from '../run.js';
 import { unsafeSegment } from '../doctrine/ids.js';
 
-import { claudeArgs, pidsRss, processTree, type ProcTable } from './proc.js';
+import { claudeArgs, pidsRss, processTree, sameClaudeDir, type ProcTable } from './proc.js';
 
 /** Versions of the real CLI the real-client tests ran (test/real-*.test.ts). */
 export const TESTED_VERSIONS: readonly string[] = Object.freeze(['2.1.328']);
@@ -162,7 +162,7 @@ export function fleetOverhead(
   table: ProcTable,
   counted: ReadonlySet<number>,
   names: ReadonlySet<string>,
-  o: { ownPid?: number; rss?: (pids: number[]) => number } = {},
+  o: { ownPid?: number; rss?: (pids: number[]) => number; claudeDir?: string | null; procRoot?: string } = {},
 ): Overhead {
   const ownPid = o.ownPid ?? process.pid;
   const rss = o.rss ?? pidsRss;
@@ -174,7 +174,9 @@ export function fleetOverhead(
     const p = table.procs.get(pid);
     let k: OverheadKind | null = null;
     const args = p ? claudeArgs(p.argv, names) : null;
-    if (p && pid !== ownPid && !(args && isRosterCall(args)) && hops < 64) {
+    // a Claude Code process of another home (another user's, another fleet's) is not this fleet's overhead
+    const ours = !args || !o.claudeDir || sameClaudeDir(pid, o.claudeDir, o.procRoot);
+    if (p && pid !== ownPid && ours && !(args && isRosterCall(args)) && hops < 64) {
       const own = args ? overheadKind(args) : null;
       const up = p.ppid > 1 && p.ppid !== ownPid && !counted.has(p.ppid) ? kindOf(p.ppid, hops + 1) : null;
       if (args) k = own ?? up ?? 'other';

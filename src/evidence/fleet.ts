@@ -259,7 +259,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       return v;
     }),
   );
-  const overhead = opts.rss !== false && procs ? fleetOverhead(procs, counted, cliNames) : null;
+  const overhead = opts.rss !== false && procs ? fleetOverhead(procs, counted, cliNames, { claudeDir: f.claudeDir }) : null;
   return { ...base, roster: { ok: true }, sessions, overhead };
 }
 
