@@ -49,8 +49,8 @@ const fleetSchema = z.strictObject({
   tmuxSocket: z.string().min(1).nullable().default(null),
   attachArgv: argv.default(['claude', 'attach']),
   releaseCommand: argv.nullable().default(null),
-  /** How the one message is delivered: an inbox file (default) or typed into an interactive session's pane. */
-  askVia: z.enum(['inbox', 'pane']).default('inbox'),
+  /** How the one message is delivered: `auto` (the session's messaging socket where it has one, else the inbox file), `socket`, `inbox`, or `pane` (typed into an interactive session's pane). */
+  askVia: z.enum(['auto', 'socket', 'inbox', 'pane']).default('auto'),
   /** A background session with no Driver task whose own job settles `done` gets the exit chain too (docs/claude-code.md). */
   jobChain: z.boolean().default(true),
   /** How a conversation comes back (`sunset resume`): argv, `{sessionId}` filled; null = [claudeCommand, "--resume", "{sessionId}"]. */

@@ -25,8 +25,9 @@ describe('the exit pipeline', () => {
     for (const k of ['releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt']) expect(Date.parse(t[k])).toBeGreaterThan(0);
     expect(Date.parse(t.exitAskedAt)).toBeGreaterThanOrEqual(Date.parse(t.releasedAt) + 150); // grace
     expect(Date.parse(t.exitRequestedAt)).toBeGreaterThanOrEqual(Date.parse(t.exitAskedAt) + 250); // askWait
-    const ask = join(ctx.fleet.inboxDir, a.sessionId, 'sunset-exit-ask-job-1.json');
-    expect(JSON.parse(readFileSync(ask, 'utf8'))).toMatchObject({ type: 'sunset-exit-ask', taskId: 'job-1', sessionId: a.sessionId });
+    // the one message went over the session's messaging socket (askVia auto): its model was sent the text, once
+    expect(ctx.fleet.messages(a).map((m) => m.text)).toEqual([expect.stringMatching(/^sunset: your task job-1 is done\. Please wrap up/)]);
+    expect(existsSync(join(ctx.fleet.inboxDir, a.sessionId))).toBe(false);
     expect(ctx.fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
     expect(ctx.sunset.exitCalls).toEqual([a.id]);
     const audit = () => readFileSync(join(ctx.sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
@@ -92,7 +93,9 @@ describe('the exit pipeline', () => {
     ctx.sunset = await startTestSunset(cfg);
     const next = async () => (await gatherFleet(cfg)).sessions.find((s) => s.sessionId === a.sessionId)!.next;
     await until('asked', () => Boolean(task('timed').exitAskedAt));
-    const n1 = await next();
+    // the ask starts a turn (its transcript is written): the verdict reads eligible again once silence passes
+    let n1 = await next();
+    await until('eligible after the ask', async () => Boolean((n1 = await next())));
     expect(n1).toMatchObject({ step: 'wait', n: 1 });
     await until('request 1', () => task('timed').exitRequests === 1, 10_000);
     expect(Math.abs(Date.parse(task('timed').exitRequestedAt) - Date.parse(n1!.at!))).toBeLessThanOrEqual(1000);
@@ -103,6 +106,29 @@ describe('the exit pipeline', () => {
     expect(n2).toMatchObject({ step: 'wait', n: 2 });
     await until('request 2', () => task('timed').exitRequests === 2, 10_000);
     expect(Math.abs(Date.parse(task('timed').exitRequestedAt) - Date.parse(n2!.at!))).toBeLessThanOrEqual(1000);
+  });
+
+  it('the ask: over the messaging socket where the session has one, else the inbox file; a refusing socket is tried again, never counted', async () => {
+    const withSocket = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.withoutSockets();
+    const withoutSocket = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.withoutSockets(false);
+    const refusing = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    // its socket file is replaced by a plain file: connect fails (ECONNREFUSED / ENOTSOCK)
+    const sockFile = join(ctx.fleet.root, 'socks', `${refusing.pid}.sock`);
+    await until('its socket is up', () => existsSync(sockFile));
+    (await import('node:fs')).rmSync(sockFile);
+    (await import('node:fs')).writeFileSync(sockFile, 'not a socket');
+    for (const [id, a] of [['s', withSocket], ['n', withoutSocket], ['r', refusing]] as const) ctx.fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { askWait: 60_000 } }));
+    await until('the two asked', () => Boolean(task('s').exitAskedAt) && Boolean(task('n').exitAskedAt));
+    expect(ctx.fleet.messages(withSocket)).toHaveLength(1);
+    expect(ctx.fleet.inboxFiles(withoutSocket)).toEqual(['sunset-exit-ask-n.json']);
+    await until('the refusal said', () => ctx.sunset!.events.some((e) => e.event === 'ask:not-delivered' && e.taskId === 'r'));
+    expect(task('r').exitAskedAt).toBeUndefined(); // never counted as made
+    expect(ctx.fleet.inboxFiles(refusing)).toEqual([]); // and not sent another way behind its back
+    const asked = ctx.sunset.events.filter((e) => e.event === 'exit:asked');
+    expect(asked.map((e) => [e.taskId, e.via]).sort()).toEqual([['n', 'inbox'], ['s', 'socket']]);
   });
 
   it('an interactive session leaves by /exit typed into its pane; one sent to the background is finished by claude stop', async () => {

@@ -10,8 +10,8 @@ import { exitAskSchema } from '../queues/exit-ask.js';
 import { evidenceOf, look, type PipelineDeps } from '../src/pipeline/deps.js';
 import { endChain, latchChain, loadChain, refOf, schedule } from '../src/pipeline/chains.js';
 import { judge } from '../src/doctrine/judge.js';
-import { deliverAsk } from '../src/pipeline/ask.js';
-import { claimAsk } from '../src/store/ledger.js';
+import { deliverAsk, type Delivered } from '../src/pipeline/ask.js';
+import { askDelivered, claimAsk, markAskDelivered, releaseAskClaim } from '../src/store/ledger.js';
 import { decided } from '../src/pipeline/events.js';
 import { jobKey } from '../src/store/job-state.js';
 import { deferJob, jobData } from './common.js';
@@ -54,10 +54,20 @@ export function createAskProcessor(deps: PipelineDeps) {
       if (now < settled && claimantMayLive(cl.claim?.pid)) return deferJob(job, token, settled);
       at = Number.isFinite(claimedAt) ? claimedAt : now; // the claimant died before latching: the same ask again
     }
-    const delivered = await deliverAsk(deps.config, j.view, c.what, at);
+    // a message over a socket or typed into a pane cannot be taken back: once marked delivered, a replay after a
+    // crash only latches (the inbox file is the same file written again)
+    const already = cl.won ? null : askDelivered(deps.config.stateDir, claimKey);
+    const delivered: Delivered = already ? { ok: true, via: already.via as Delivered['via'] } : await deliverAsk(deps.config, j.view, c.what, at);
+    if (!delivered.ok) {
+      // nothing was sent: the claim goes back and the ask waits, never counted as made
+      releaseAskClaim(deps.config.stateDir, claimKey);
+      deps.log.warn({ event: 'ask:not-delivered', ...log, via: delivered.via, why: delivered.why }, `${c.name}: the ask could not be delivered (${delivered.via}: ${delivered.why}); trying again at the next recheck`);
+      return deferJob(job, token, deps.now() + deps.config.windows.recheck);
+    }
+    if (!already && delivered.via !== 'inbox') markAskDelivered(deps.config.stateDir, claimKey, { at: new Date(at).toISOString(), via: delivered.via });
     const res = await latchChain(deps, c, { askedAt: new Date(at).toISOString() }, job, token);
     // the one that latched it audits it: a replay racing another replay writes the same file and latches nothing
-    decided(deps, 'exit:asked', { ...(cl.won ? {} : { replayed: true }), ...log, id: j.view.id, via: delivered.via, path: delivered.path, ...evidenceOf(j.view) }, `asked session ${j.view.label} to wrap up (${c.name} is ${c.what.state}, via ${delivered.via})${cl.won ? '' : ', again after a crash'}`, { audit: Boolean(res.applied.askedAt) });
+    decided(deps, 'exit:asked', { ...(cl.won ? {} : { replayed: true }), ...log, id: j.view.id, via: delivered.via, ...(delivered.ok ? { path: delivered.path } : {}), ...evidenceOf(j.view) }, `asked session ${j.view.label} to wrap up (${c.name} is ${c.what.state}, via ${delivered.via})${cl.won ? '' : ', again after a crash'}`, { audit: Boolean(res.applied.askedAt) });
     await schedule(deps, res.chain);
     return { asked: true };
   };

@@ -24,6 +24,7 @@ import {
 import { dirname, join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 function parseArgs(argv) {
@@ -195,6 +196,7 @@ function leave(how) {
     /* registry gone */
   }
   if (opts.kind === 'background' && readJob()?.state === 'working') writeJob({ state: 'stopped', tempo: 'idle' });
+  closeSessionFile();
   try {
     unlinkSync(stopPath);
   } catch {
@@ -264,6 +266,82 @@ setInterval(() => {
   }
 }, 25);
 
+// ---- the messaging socket and sessions/<pid>.json, as Claude Code keeps them ----
+// A `user` message over the socket starts a turn, as in the real CLI: the agent records it
+// (registry/messages.jsonl), is busy for a moment, and writes it into its transcript.
+const sessionFile = join(CLAUDE_DIR, 'sessions', `${pid}.json`);
+const socketPath = join(REG, '..', 'socks', `${pid}.sock`);
+function procStart() {
+  try {
+    const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return st.slice(st.lastIndexOf(')') + 2).split(' ')[19];
+  } catch {
+    return null;
+  }
+}
+function closeSessionFile() {
+  for (const f of [sessionFile, socketPath]) {
+    try {
+      unlinkSync(f);
+    } catch {
+      /* none */
+    }
+  }
+}
+const server = createServer((conn) => {
+  let buf = '';
+  conn.on('data', (d) => {
+    buf += d.toString();
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      let msg = null;
+      try {
+        msg = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (msg?.type !== 'user') continue;
+      const text = typeof msg.message?.content === 'string' ? msg.message.content : JSON.stringify(msg.message?.content);
+      appendLine(p('messages.jsonl'), { id: opts.id, pid, text, at: now() });
+      transcriptLine({ type: 'peer-message', text });
+    }
+  });
+  conn.on('error', () => undefined);
+});
+if (!existsSync(p('no-socket'))) {
+  try {
+    mkdirSync(dirname(socketPath), { recursive: true });
+    server.listen(socketPath, () => {
+      const tmuxPane = process.env.TMUX_PANE;
+      const file = {
+        pid,
+        sessionId: opts.sessionId,
+        cwd: opts.cwd,
+        startedAt: Date.parse(startedAt),
+        procStart: procStart(),
+        kind: opts.kind === 'background' ? 'bg' : 'interactive',
+        ...(opts.kind === 'background' ? { jobId: opts.id } : {}),
+        ...(tmuxPane ? { tmux: `agent-${opts.id}:@0.${tmuxPane}` } : {}),
+        messagingSocketPath: socketPath,
+        peerProtocol: 1,
+        peerFeatures: ['notify_idle'],
+        status: 'idle',
+      };
+      try {
+        mkdirSync(dirname(sessionFile), { recursive: true });
+        writeAtomic(sessionFile, JSON.stringify(file, null, 2));
+      } catch {
+        /* tearing down */
+      }
+    });
+    server.unref();
+  } catch {
+    /* no socket: the ask falls back to the inbox */
+  }
+}
+
 // ---- interactive: read typed lines from the pane ----
 if (opts.kind === 'interactive') {
   process.stdout.write(`stand-in claude session ${opts.id} (${opts.mode}). Type /exit to leave.\n> `);
@@ -291,6 +369,7 @@ if (opts.kind === 'interactive') {
 function toBackground() {
   if (leaving) return;
   leaving = true;
+  closeSessionFile();
   const args = [
     fileURLToPath(import.meta.url),
     '--registry', REG, '--id', opts.id, '--session-id', opts.sessionId, '--kind', 'background',

@@ -780,6 +780,18 @@ export class TestFleet {
     return out.sort((x, y) => x.at.localeCompare(y.at));
   }
 
+  /** Messages agents received over their messaging socket (as a real session's model is sent them), in order. */
+  messages(a?: Agent | string): Array<{ id: string; pid: number; text: string; at: string }> {
+    return this.logOf('messages.jsonl', a);
+  }
+
+  /** Agents started after this keep no messaging socket (and write no sessions/<pid>.json): the ask falls back. */
+  withoutSockets(on = true): void {
+    const f = join(this.registryDir, 'no-socket');
+    if (on) writeFileSync(f, '1');
+    else rmSync(f, { force: true });
+  }
+
   /** Exit requests agents received (`stop`, `exit-typed`), in order. */
   requests(a?: Agent | string): RequestRecord[] {
     return this.logOf<RequestRecord>('requests.jsonl', a);

@@ -40,6 +40,7 @@ export const REASONS = {
   starting: 'it was started moments ago and has no process on the roster yet',
   'job-working': 'its finished job is working again (a person or its model took it up): the job chain waits',
   'draft-pending': 'a person left a draft in its input box: nothing is typed over it',
+  'draft-unknown': 'its input box cannot be read, so a draft there cannot be ruled out',
 } as const;
 export type Reason = keyof typeof REASONS;
 
@@ -256,6 +257,7 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   if (s.kind === 'unknown') reasons.add('kind-unknown');
   if (s.kind === 'interactive' && e.pane === null) reasons.add('no-pane');
   if (e.draft === true) reasons.add('draft-pending');
+  else if (s.kind === 'interactive' && e.pane && e.draft === null) reasons.add('draft-unknown');
 
   // Hook events are optional evidence: stale or absent ones change nothing, and fresh ones only add protection.
   const h = e.hooks;

@@ -7,7 +7,7 @@ import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, read
 import { readSessionFiles } from './sessions.js';
 import { jobChainReader, jobKey } from '../store/job-state.js';
 import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
-import { listPanes } from './tmux.js';
+import { listPanes, panesDrafts } from './tmux.js';
 import { findPane, indexTranscripts, inboxPending } from './files.js';
 export { ASK_FILE_PREFIX, findPane, inboxPending } from './files.js';
 export { sessionJson, snapshotJson } from './fleet-json.js';
@@ -112,6 +112,15 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   const hookDir = hooksDir(config);
   const hookFiles = listHookFiles(hookDir);
 
+  // drafts in interactive sessions' input boxes: one tmux call for every pane (a person's draft is never typed over)
+  const drafts =
+    panes.ok && procs && roster.rows.some((r) => r.kind === 'interactive' && r.pid !== null)
+      ? await panesDrafts(
+          f.tmuxSocket,
+          roster.rows.flatMap((r) => (r.kind === 'interactive' && r.pid !== null ? [findPane(panes.panes, procs, r.pid)?.paneId ?? ''] : [])).filter(Boolean),
+          config.probeTimeout,
+        )
+      : new Map<string, boolean | null>();
   const sessions = await Promise.all(
     roster.rows.map(async (row): Promise<SessionView> => {
       const failures: string[] = [];
@@ -199,6 +208,8 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
           if (sf?.paneId && !byFile) paneNotes.push(byTree ? `its session file names tmux pane ${sf.paneId}, but ${byTree.paneId} holds it: typing into ${byTree.paneId}` : `its session file names tmux pane ${sf.paneId} (${sf.tmux}), which is not on the configured tmux server (fleet.tmuxSocket ${f.tmuxSocket ?? 'default'})`);
           evidence.pane = pane ? { paneId: pane.paneId, dead: pane.dead, clients: pane.clients, sessionName: pane.sessionName, ...(byFile ? { from: 'session-file' } : { from: 'process-tree' }) } : null;
           if (pane) {
+            // the pane named by the session file may not be the one the tree search read: unknown then, until the next sweep
+            evidence.draft = drafts.has(pane.paneId) ? drafts.get(pane.paneId)! : null;
             evidence.attached = pane.clients > 0;
             evidence.attachedBy = 'tmux';
           } else evidence.attached = false;

@@ -56,3 +56,86 @@ export async function typeIntoPane(socket: string | null, paneId: string, text: 
   if (!b.ok) return { ok: false, error: `tmux send-keys Enter failed: ${b.error} ${b.stderr.trim()}` };
   return { ok: true };
 }
+
+/**
+ * Does the pane's input box hold a person's draft? Read from the screen (`capture-pane -p -e`: one tmux call):
+ * the last line that starts (inside the box's border) with the prompt glyph `>` or `❯` is the input line; text
+ * on it that is not dim (a placeholder or a suggestion is drawn dim) is a draft. true = a draft, false = empty,
+ * null = the pane could not be read or shows no input line (unknown: nothing is typed). Pure but for the capture.
+ */
+export async function paneDraft(socket: string | null, paneId: string, timeoutMs: number): Promise<boolean | null> {
+  if (!/^%\d+$/.test(paneId)) return null;
+  const r = await run(tmuxArgv(socket, 'capture-pane', '-p', '-e', '-t', paneId), { timeoutMs });
+  if (!r.ok) return null;
+  return draftOnScreen(r.stdout);
+}
+
+const SGR = /\x1b\[([0-9;:]*)m/g;
+
+/** The input line's text a person typed (dim text left out), from a captured screen with escapes; null when there is no input line. */
+export function inputLineText(screen: string): string | null {
+  const lines = screen.split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const plain = lines[i].replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, '');
+    const m = /^\s*[│┃|]?\s*([>❯])\s?/.exec(plain);
+    if (!m) continue;
+    // walk the escaped line after the glyph, keeping only text drawn not-dim
+    let dim = false;
+    let out = '';
+    let seenGlyph = false;
+    let last = 0;
+    const raw = lines[i];
+    const take = (s: string) => {
+      for (const ch of s) {
+        if (!seenGlyph) {
+          if (ch === m[1]) seenGlyph = true;
+          continue;
+        }
+        if (!dim) out += ch;
+      }
+    };
+    for (const e of raw.matchAll(SGR)) {
+      take(raw.slice(last, e.index));
+      last = e.index! + e[0].length;
+      const codes = e[1] === '' ? ['0'] : e[1].split(/[;:]/);
+      for (let k = 0; k < codes.length; k++) {
+        const c = codes[k];
+        if (c === '0' || c === '22') dim = false;
+        else if (c === '2') dim = true;
+        else if ((c === '38' || c === '48') && codes[k + 1] === '5') k += 2;
+        else if ((c === '38' || c === '48') && codes[k + 1] === '2') k += 4;
+      }
+    }
+    take(raw.slice(last));
+    return out.replace(/[│┃|]\s*$/, '').trim();
+  }
+  return null;
+}
+
+export function draftOnScreen(screen: string): boolean | null {
+  const t = inputLineText(screen);
+  return t === null ? null : t.length > 0;
+}
+
+/**
+ * Every listed pane's input line at once, in ONE tmux call (`display-message` marks between `capture-pane`s):
+ * a sweep reads the drafts of all interactive sessions for the price of one child process. pane → draft?
+ * (null: unknown). A failed call makes every pane unknown.
+ */
+export async function panesDrafts(socket: string | null, paneIds: string[], timeoutMs: number): Promise<Map<string, boolean | null>> {
+  const out = new Map<string, boolean | null>();
+  const ids = paneIds.filter((p) => /^%\d+$/.test(p));
+  if (!ids.length) return out;
+  const args: string[] = [];
+  const mark = (p: string) => `@@sunset-pane ${p}@@`;
+  ids.forEach((p, i) => {
+    if (i) args.push(';');
+    args.push('display-message', '-p', '-t', p, mark(p), ';', 'capture-pane', '-p', '-e', '-t', p);
+  });
+  const r = await run(tmuxArgv(socket, ...args), { timeoutMs });
+  for (const p of ids) out.set(p, null);
+  if (!r.ok) return out;
+  const parts = r.stdout.split(/^@@sunset-pane (%\d+)@@$/m);
+  for (let i = 1; i + 1 < parts.length; i += 2) out.set(parts[i], draftOnScreen(parts[i + 1]));
+  return out;
+}

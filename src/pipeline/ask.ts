@@ -1,32 +1,59 @@
-// The one message (ADR-0010 decision 2): a JSON file in the session's inbox, or — when configured —
-// a line typed into an interactive session's pane. Written again after a crash it is the same file.
+// The one message (ADR-0010 decision 2), by the way `fleet.askVia` says: over the session's messaging socket,
+// so its model is sent the text and can write its close-out (`socket`; `auto`, the default, where the session
+// has one); a JSON file in its inbox folder, for a Driver that reads one (`inbox`; `auto`'s fallback); or typed
+// into an interactive session's pane (`pane`, never over a person's draft). A delivery that fails sends
+// nothing: it is tried again later, never counted as made.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ASK_FILE_PREFIX, type SessionView } from '../evidence/fleet.js';
 import { formatDuration } from '../duration.js';
-import { typeIntoPane } from '../evidence/tmux.js';
+import { paneDraft, typeIntoPane } from '../evidence/tmux.js';
 import { writeFileAtomic } from '../store/atomic-file.js';
+import { unsafeSegment } from '../doctrine/ids.js';
+import { sendUserMessage } from './socket.js';
 
-export function askText(taskId: string, state: string, askWait: number): string {
-  return `sunset: your task ${taskId} is ${state}. Please wrap up and write your close-out now; in about ${formatDuration(askWait)} this session will be asked to exit (its conversation stays resumable).`;
+/** What the session finished: a Driver's task, or its own Claude Code job. */
+export interface Finished {
+  id: string;
+  state: string;
+  kind?: 'task' | 'job';
 }
 
-import { unsafeSegment } from '../doctrine/ids.js';
+export function askText(f: Finished, askWait: number): string {
+  const what = f.kind === 'job' ? `your job (${f.id}) is done` : `your task ${f.id} is ${f.state}`;
+  return `sunset: ${what}. Please wrap up and write your close-out now; in about ${formatDuration(askWait)} this session will be asked to exit (its conversation stays resumable).`;
+}
 
-export async function deliverAsk(config: Config, view: SessionView, task: { id: string; state: string }, now: number): Promise<{ via: 'inbox' | 'pane'; path?: string }> {
-  const text = askText(task.id, task.state, config.windows.askWait);
-  if (config.fleet.askVia === 'pane' && view.kind === 'interactive' && view.evidence.pane) {
-    const r = await typeIntoPane(config.fleet.tmuxSocket, view.evidence.pane.paneId, text, config.probeTimeout);
-    if (!r.ok) throw new Error(r.error);
-    return { via: 'pane' };
+export type Delivered = { ok: true; via: 'socket' | 'inbox' | 'pane'; path?: string } | { ok: false; via: 'socket' | 'inbox' | 'pane'; why: string };
+
+export async function deliverAsk(config: Config, view: SessionView, f: Finished, now: number): Promise<Delivered> {
+  const text = askText(f, config.windows.askWait);
+  const how = config.fleet.askVia;
+  if (how === 'pane') {
+    const pane = view.kind === 'interactive' ? view.evidence.pane : null;
+    if (!pane) return { ok: false, via: 'pane', why: 'no pane holds this session' };
+    const draft = await paneDraft(config.fleet.tmuxSocket, pane.paneId, config.probeTimeout);
+    if (draft !== false) return { ok: false, via: 'pane', why: draft === null ? 'its pane cannot be read' : 'a person left a draft in its input box' };
+    const r = await typeIntoPane(config.fleet.tmuxSocket, pane.paneId, text, config.probeTimeout);
+    return r.ok ? { ok: true, via: 'pane' } : { ok: false, via: 'pane', why: r.error ?? 'tmux failed' };
+  }
+  const socket = view.evidence.socket;
+  if (how === 'socket' || (how === 'auto' && socket)) {
+    if (!socket) return { ok: false, via: 'socket', why: 'the session names no messaging socket (~/.claude/sessions/<pid>.json)' };
+    try {
+      await sendUserMessage(socket, text, config.probeTimeout);
+      return { ok: true, via: 'socket', path: socket };
+    } catch (err: any) {
+      return { ok: false, via: 'socket', why: err?.message ?? String(err) };
+    }
   }
   const bad = unsafeSegment(view.sessionId);
-  if (bad) throw new Error(`refusing to use session id ${JSON.stringify(view.sessionId)} as an inbox folder: ${bad}`);
+  if (bad) return { ok: false, via: 'inbox', why: `refusing to use session id ${JSON.stringify(view.sessionId)} as an inbox folder: ${bad}` };
   const dir = join(config.fleet.inboxDir, view.sessionId);
   await mkdir(dir, { recursive: true });
-  const file = join(dir, `${ASK_FILE_PREFIX}${task.id}.json`);
-  const body = { type: 'sunset-exit-ask', taskId: task.id, sessionId: view.sessionId, at: new Date(now).toISOString(), text };
+  const file = join(dir, `${ASK_FILE_PREFIX}${f.id}.json`);
+  const body = { type: 'sunset-exit-ask', taskId: f.id, sessionId: view.sessionId, at: new Date(now).toISOString(), text };
   await writeFileAtomic(file, JSON.stringify(body, null, 2) + '\n');
-  return { via: 'inbox', path: file };
+  return { ok: true, via: 'inbox', path: file };
 }

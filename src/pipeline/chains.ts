@@ -37,7 +37,7 @@ export interface Chain {
   /** For logs: `task X` or `job X`. */
   name: string;
   /** What the one message says the session finished. */
-  what: { id: string; state: string };
+  what: { id: string; state: string; kind: 'task' | 'job' };
 }
 
 /** The chain's latched fields in one shape (a task file's names differ). */
@@ -54,7 +54,7 @@ function withFinish(deps: PipelineDeps, ref: ChainRef, sessionId: string | null,
 function taskChainOf(deps: PipelineDeps, task: Task): Chain {
   const ref: ChainRef = { kind: 'task', taskId: task.id };
   const facts = withFinish(deps, ref, task.sessionId, taskChain(task));
-  return { ref, facts, step: task.terminal ? chainStep(facts, deps.policy) : null, sessionId: task.sessionId, task, name: `task ${task.id}`, what: { id: task.id, state: task.state } };
+  return { ref, facts, step: task.terminal ? chainStep(facts, deps.policy) : null, sessionId: task.sessionId, task, name: `task ${task.id}`, what: { id: task.id, state: task.state, kind: 'task' } };
 }
 
 /** The chain of a task already read (the watcher, reconcile). */
@@ -71,7 +71,7 @@ export async function loadChain(deps: PipelineDeps, ref: ChainRef): Promise<Chai
     const rec = readJobChain(deps.config.stateDir, jobKey(ref.shortId, ref.start));
     const { shortId: _a, sessionId: _b, start: _c, ...latched } = rec ?? { shortId: '', sessionId: '', start: '', requests: 0 };
     const facts = withFinish(deps, ref, ref.sessionId, { ...latched, kind: 'job' });
-    return { ref, facts, step: chainStep(facts, deps.policy), sessionId: ref.sessionId, name: `job ${ref.shortId}`, what: { id: ref.shortId, state: 'done' } };
+    return { ref, facts, step: chainStep(facts, deps.policy), sessionId: ref.sessionId, name: `job ${ref.shortId}`, what: { id: ref.shortId, state: 'done', kind: 'job' } };
   }
   const r = await readTask(deps.config.fleet.tasksDir, ref.taskId);
   if (r.kind === 'missing') throw new UnrecoverableError(`task ${ref.taskId} is gone`);

@@ -4,7 +4,7 @@
 // So every write here is durable, not only atomic: fsynced, renamed and its folder fsynced (atomic-file.ts).
 import { join } from 'node:path';
 import { createOnce, readJson, safeName, writeJsonAtomic } from './state-files.js';
-import { readdirSync } from 'node:fs';
+import { readdirSync, unlinkSync } from 'node:fs';
 
 export interface ExitRecord {
   jobId: string;
@@ -68,4 +68,27 @@ export function claimAsk(stateDir: string, key: { taskId: string; releasedAt: st
   const f = join(stateDir, 'asks', `${safeName(`${key.taskId}@${key.releasedAt}`)}.claim`);
   if (createOnce(f, claim)) return { won: true, claim };
   return { won: false, claim: readJson(f) };
+}
+
+const askFile = (stateDir: string, key: { taskId: string; releasedAt: string }, ext: string) => join(stateDir, 'asks', `${safeName(`${key.taskId}@${key.releasedAt}`)}.${ext}`);
+
+/**
+ * The ask was delivered (a message over a session's socket cannot be taken back, unlike the inbox file): once
+ * marked, a replay after a crash latches the ask without delivering it again.
+ */
+export function markAskDelivered(stateDir: string, key: { taskId: string; releasedAt: string }, rec: { at: string; via: string }): void {
+  createOnce(askFile(stateDir, key, 'delivered'), rec);
+}
+
+export function askDelivered(stateDir: string, key: { taskId: string; releasedAt: string }): { at: string; via: string } | null {
+  return readJson(askFile(stateDir, key, 'delivered'));
+}
+
+/** Give the claim back: the delivery failed before anything was sent (the socket refused), so the ask is still to make. */
+export function releaseAskClaim(stateDir: string, key: { taskId: string; releasedAt: string }): void {
+  try {
+    unlinkSync(askFile(stateDir, key, 'claim'));
+  } catch {
+    /* already gone */
+  }
 }

@@ -1,0 +1,26 @@
+// A session's messaging socket (Claude Code's sessions/<pid>.json `messagingSocketPath`; docs/claude-code.md):
+// JSON lines over a Unix socket. A `user` message starts a turn: the model is sent the text, told it came from
+// another program on the box. This is how the one message reaches the model itself.
+import { createConnection } from 'node:net';
+
+/** Connect, write one `user` message, end. Resolves once the line is written and the socket is done; rejects (with why) otherwise. */
+export function sendUserMessage(path: string, text: string, timeoutMs: number): Promise<void> {
+  const line = JSON.stringify({ type: 'user', message: { role: 'user', content: text } }) + '\n';
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const done = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      if (err) reject(err);
+      else resolve();
+    };
+    const timer = setTimeout(() => done(new Error(`no answer from ${path} within ${timeoutMs} ms`)), timeoutMs);
+    const sock = createConnection(path);
+    sock.on('error', (err: NodeJS.ErrnoException) => done(new Error(`the messaging socket ${path} refused the message: ${err.code ?? err.message}`)));
+    sock.on('connect', () => {
+      sock.end(line, () => done()); // flushed to the kernel: the session reads it from there
+    });
+  });
+}
