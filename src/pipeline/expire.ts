@@ -33,7 +33,7 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
     // records and gone rows hold nothing; a row whose liveness is unknown is listed as spared (D5)
     if (s.pid === null || s.live === false) continue;
     const untasked = !s.evidence.task && !s.evidence.openTasks.length && !s.evidence.invalidTasks.length;
-    if (!untasked) continue;
+    if (!untasked || s.evidence.native) continue; // a finished Claude Code job has its own chain
     const base = { id: s.id, label: s.label, sessionId: s.sessionId, silenceMs: s.evidence.silenceMs };
     const j = judge({ act: 'expire', view: s, rosterOk: true, now: deps.now(), recheck: deps.config.windows.recheck });
     if (j.kind !== 'act' || s.live !== true) {
