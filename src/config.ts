@@ -51,6 +51,8 @@ const fleetSchema = z.strictObject({
   releaseCommand: argv.nullable().default(null),
   /** How the one message is delivered: `auto` (the session's messaging socket where it has one, else the inbox file), `socket`, `inbox`, or `pane` (typed into an interactive session's pane). */
   askVia: z.enum(['auto', 'socket', 'inbox', 'pane']).default('auto'),
+  /** While a background session's Driver task is open, sunset pins it so Claude Code's own reaper skips it (docs/claude-code.md). */
+  pinProtected: z.boolean().default(true),
   /** A background session with no Driver task whose own job settles `done` gets the exit chain too (docs/claude-code.md). */
   jobChain: z.boolean().default(true),
   /** How a conversation comes back (`sunset resume`): argv, `{sessionId}` filled; null = [claudeCommand, "--resume", "{sessionId}"]. */

@@ -70,6 +70,7 @@ describe("a person's draft", () => {
   it('is never typed over: draft-pending until it is sent or cleared, then /exit', async () => {
     const i = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
     ctx.fleet.writeTask({ id: 't', state: 'done', sessionId: i.sessionId });
+    await until('its prompt is drawn', () => ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('Type /exit to leave.'));
     ctx.fleet.tmux(['send-keys', '-t', i.paneId!, '-l', 'half a thought']); // typed, no Enter
     const cfg = testConfig(ctx.fleet);
     await until('the draft is on screen', () => ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('> half a thought'));
@@ -82,5 +83,38 @@ describe("a person's draft", () => {
     ctx.fleet.tmux(['send-keys', '-t', i.paneId!, 'Enter']); // the person sends it
     await until('it left by /exit', () => ctx.fleet.ended(i).length > 0);
     expect(ctx.fleet.typed(i).map((t) => t.line)).toEqual(['half a thought', '/exit']);
+  });
+});
+
+describe("one doctrine for both reapers: sunset pins what Claude Code's own reaper must not retire", () => {
+  it("pins a lane awaiting a human, takes back only its own pin when the task turns done; a person's pin and every other byte survive", async () => {
+    const lane = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const person = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.setPins([person.id, 'deadbeef']); // a person's pins (one for a session long gone)
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: lane.sessionId });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { expireIdle: 48 * H } }));
+    await ctx.sunset.reconcile();
+    await until('pinned', () => (ctx.fleet.pinsText() ?? '').includes(lane.id));
+    expect(ctx.fleet.pinsText()).toBe(JSON.stringify([person.id, 'deadbeef', lane.id], null, 2)); // the CLI's own format, order kept
+    // sunset's own pin is not a person's: the lane is protected by its task, not by "pinned"
+    const v = (await gatherFleet(ctx.sunset.config)).sessions.find((s) => s.sessionId === lane.sessionId)!;
+    expect(v.reasons).toEqual(['task-not-terminal']);
+    expect((await gatherFleet(ctx.sunset.config)).sessions.find((s) => s.sessionId === person.sessionId)!.reasons).toContain('pinned');
+
+    ctx.fleet.writeTask({ id: 'lane', state: 'done', sessionId: lane.sessionId });
+    await until('its chain ran to the exit', () => Boolean(ctx.fleet.readTask('lane').exitedAt));
+    await ctx.sunset.reconcile();
+    expect(ctx.fleet.pinsText()).toBe(JSON.stringify([person.id, 'deadbeef'], null, 2));
+    expect(ctx.fleet.isAlive(person)).toBe(true);
+  });
+
+  it('a pins file that does not parse is left exactly as it is, and protects every background session', async () => {
+    const lane = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: lane.sessionId });
+    ctx.fleet.setPinsRaw('[ "torn');
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
+    await ctx.sunset.reconcile();
+    expect(ctx.fleet.pinsText()).toBe('[ "torn');
+    expect(ctx.sunset.events.some((e) => e.event === 'pins:failed')).toBe(true);
   });
 });

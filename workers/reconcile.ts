@@ -8,6 +8,7 @@ import { readTasks } from '../src/tasks/tasks.js';
 import { endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
 import { chainOfTask, loadChain, schedule } from '../src/pipeline/chains.js';
 import { latchJobChain } from '../src/store/job-state.js';
+import { syncPins } from '../src/pipeline/pins.js';
 
 export function createReconcileProcessor(deps: PipelineDeps) {
   return async (_job?: Job) => {
@@ -17,7 +18,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
       return { error: r.error };
     }
     const open = r.tasks.map((t) => chainOfTask(deps, t)).filter((c) => c.step && c.step.step !== 'end');
-    const jobs = deps.config.fleet.jobChain && deps.config.fleet.claudeDir !== null;
+    const jobs = deps.config.fleet.claudeDir !== null && (deps.config.fleet.jobChain || deps.config.fleet.pinProtected);
     if (!open.length && !jobs) return { tasks: r.tasks.length, advanced: 0 };
     const snap = await deps.fleet(1000);
     let advanced = 0;
@@ -37,7 +38,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     }
     // finished Claude Code jobs: a chain begins (its start latched: the grace counts from the job's settling)
     let jobChains = 0;
-    if (jobs && snap.roster.ok && !deps.dryRun) {
+    if (jobs && deps.config.fleet.jobChain && snap.roster.ok && !deps.dryRun) {
       for (const s of snap.sessions) {
         const native = s.evidence.native;
         if (!native || s.id === null || s.live !== true || native.facts.exitedAt || native.facts.gaveUpAt) continue;
@@ -47,6 +48,9 @@ export function createReconcileProcessor(deps: PipelineDeps) {
         jobChains++;
       }
     }
+    // one doctrine for both reapers: the sessions a person is waiting on are pinned against Claude Code's own
+    const pins = snap.roster.ok ? syncPins(deps, snap) : null;
+    if (pins && !pins.ok) deps.log.warn({ event: 'pins:failed', error: pins.error }, `pins: ${pins.error}`);
     deps.log.debug({ event: 'reconcile:done', tasks: r.tasks.length, advanced, ended, jobChains }, 'reconcile pass');
     return { tasks: r.tasks.length, advanced, ended, jobChains };
   };

@@ -6,6 +6,7 @@ import { labelOf, readRoster, type RosterRow } from './roster.js';
 import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, readProcTable } from './proc.js';
 import { readSessionFiles } from './sessions.js';
 import { jobChainReader, jobKey } from '../store/job-state.js';
+import { readMade } from '../store/pins-made.js';
 import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
 import { listPanes, panesDrafts } from './tmux.js';
 import { findPane, indexTranscripts, inboxPending } from './files.js';
@@ -103,6 +104,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   if (!roster.ok) return { ...base, roster: { ok: false, error: roster.error }, sessions: [] };
   const byTask = indexTasks(tasks.ok ? tasks.tasks : []);
   const jobChains = jobChainReader(config.stateDir);
+  const sunsetPins = new Set(f.claudeDir !== null ? readMade(config.stateDir) : []);
   // Claude Code's per-process files: each live session's messaging socket and tmux pane (docs/claude-code.md)
   const sessionFiles = f.claudeDir !== null ? await readSessionFiles(f.claudeDir, procs, (pid) => procs?.procs.get(pid)?.startTicks ?? null) : null;
   if (sessionFiles && !sessionFiles.ok) problems.push(sessionFiles.error);
@@ -231,7 +233,8 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       // Claude Code's own files: the job's state (in flight, blocked and what it asks), a person's pin
       if (row.kind !== 'interactive' && f.claudeDir !== null) {
         evidence.job = row.id === null ? null : await readJobState(f.claudeDir, row.id);
-        evidence.pinned = pins && pins.ok ? row.id !== null && pins.pins.has(row.id) : null;
+        // a pin sunset made itself (a task still open) is not a person's
+        evidence.pinned = pins && pins.ok ? row.id !== null && pins.pins.has(row.id) && !sunsetPins.has(row.id) : null;
       }
 
       // Inbox

@@ -10,6 +10,7 @@ import { missingTasksDir } from '../evidence/fleet.js';
 import { versionNote } from '../evidence/claude-code.js';
 import { closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './deps.js';
 import { chainOfTask, schedule as scheduleChain } from './chains.js';
+import { syncPins } from './pins.js';
 import { createReleaseProcessor } from '../../workers/release.js';
 import { createAskProcessor } from '../../workers/exit-ask.js';
 import { createRetryProcessor } from '../../workers/exit-retry.js';
@@ -111,6 +112,8 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
         // the watcher has just read the file: use that, but for what loadTask must report (invalid, gone)
         const task = read.kind === 'task' ? read.task : await loadTask(deps, taskId);
         if (task?.terminal) await scheduleChain(deps, chainOfTask(deps, task));
+        // a lane now waiting on a person: pinned against Claude Code's own reaper at once (it may act in 60 s under low memory)
+        else if (task && config.fleet.pinProtected && config.fleet.claudeDir !== null) syncPins(deps, await deps.fleet(1000));
       },
     });
     watcher.start();
