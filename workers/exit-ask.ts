@@ -10,7 +10,7 @@ import { exitAskSchema } from '../queues/exit-ask.js';
 import { evidenceOf, look, type PipelineDeps } from '../src/pipeline/deps.js';
 import { endChain, latchChain, loadChain, refOf, schedule } from '../src/pipeline/chains.js';
 import { judge } from '../src/doctrine/judge.js';
-import { deliverAsk, type Delivered } from '../src/pipeline/ask.js';
+import { askInTranscript, askText, deliverAsk, type Delivered } from '../src/pipeline/ask.js';
 import { askDelivered, claimAsk, markAskDelivered, releaseAskClaim } from '../src/store/ledger.js';
 import { decided } from '../src/pipeline/events.js';
 import { jobKey } from '../src/store/job-state.js';
@@ -56,7 +56,8 @@ export function createAskProcessor(deps: PipelineDeps) {
     }
     // a message over a socket or typed into a pane cannot be taken back: once marked delivered, a replay after a
     // crash only latches (the inbox file is the same file written again)
-    const already = cl.won ? null : askDelivered(deps.config.stateDir, claimKey);
+    // (a claimant that died between the send and the mark: the session's transcript says whether it arrived)
+    const already = cl.won ? null : (askDelivered(deps.config.stateDir, claimKey) ?? (await askInTranscript(j.view, askText(c.what, deps.config.windows.askWait))));
     const delivered: Delivered = already ? { ok: true, via: already.via as Delivered['via'] } : await deliverAsk(deps.config, j.view, c.what, at);
     if (!delivered.ok) {
       // nothing was sent: the claim goes back and the ask waits, never counted as made
@@ -65,6 +66,8 @@ export function createAskProcessor(deps: PipelineDeps) {
       return deferJob(job, token, deps.now() + deps.config.windows.recheck);
     }
     if (!already && delivered.via !== 'inbox') markAskDelivered(deps.config.stateDir, claimKey, { at: new Date(at).toISOString(), via: delivered.via });
+    // the chaos suite's and the real-client tests' crash point: sunset dies between the ask and its latch
+    if (process.env.SUNSET_CRASH_AT === 'ask:delivered') process.exit(137);
     const res = await latchChain(deps, c, { askedAt: new Date(at).toISOString() }, job, token);
     // the one that latched it audits it: a replay racing another replay writes the same file and latches nothing
     decided(deps, 'exit:asked', { ...(cl.won ? {} : { replayed: true }), ...log, id: j.view.id, via: delivered.via, ...(delivered.ok ? { path: delivered.path } : {}), ...evidenceOf(j.view) }, `asked session ${j.view.label} to wrap up (${c.name} is ${c.what.state}, via ${delivered.via})${cl.won ? '' : ', again after a crash'}`, { audit: Boolean(res.applied.askedAt) });

@@ -3,7 +3,7 @@
 // has one); a JSON file in its inbox folder, for a Driver that reads one (`inbox`; `auto`'s fallback); or typed
 // into an interactive session's pane (`pane`, never over a person's draft). A delivery that fails sends
 // nothing: it is tried again later, never counted as made.
-import { mkdir } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { ASK_FILE_PREFIX, type SessionView } from '../evidence/fleet.js';
@@ -56,4 +56,27 @@ export async function deliverAsk(config: Config, view: SessionView, f: Finished,
   const body = { type: 'sunset-exit-ask', taskId: f.id, sessionId: view.sessionId, at: new Date(now).toISOString(), text };
   await writeFileAtomic(file, JSON.stringify(body, null, 2) + '\n');
   return { ok: true, via: 'inbox', path: file };
+}
+
+/**
+ * Did this ask already reach the session? Its transcript holds the messages the session was sent: searched
+ * (its last 1 MB) for the ask's text, for a replay whose claimant died between the send and marking it sent.
+ */
+export async function askInTranscript(view: SessionView, text: string): Promise<{ at: string; via: 'socket' } | null> {
+  const file = view.evidence.transcript;
+  if (!file) return null;
+  try {
+    const fh = await open(file, 'r');
+    try {
+      const { size } = await fh.stat();
+      const len = Math.min(size, 1 << 20);
+      const buf = Buffer.alloc(len);
+      await fh.read(buf, 0, len, size - len);
+      return buf.toString('utf8').includes(JSON.stringify(text).slice(1, -1)) ? { at: new Date().toISOString(), via: 'socket' } : null;
+    } finally {
+      await fh.close();
+    }
+  } catch {
+    return null;
+  }
 }
