@@ -6,6 +6,8 @@ import { startTestSunset, testConfig } from './support/sunset.js';
 import { untilWithin, useFleet } from './support/use-fleet.js';
 import { Alarms } from '../src/store/alarms.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
+import { startSunset } from '../src/pipeline/up.js';
+import { silentLogger } from '../src/log.js';
 
 const H = 3_600_000;
 const ctx = useFleet();
@@ -141,6 +143,19 @@ describe('the exit pipeline', () => {
     expect(ctx.fleet.ended(i)).toMatchObject([{ how: 'exit-typed' }]);
     expect(ctx.fleet.ended(j).map((e) => e.how).sort()).toEqual(['stop', 'to-background']);
     expect(ctx.fleet.currentPid(j)).toBeNull();
+  });
+
+  it('every start runs one reconcile pass at once, whatever the schedulers in Redis hold (a restart within reconcileEvery)', async () => {
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const cfg = testConfig(ctx.fleet, { windows: { reconcileEvery: 60 * 60_000, grace: 60 * 60_000 } });
+    // a first run that leaves its schedulers in Redis (as a crash or a systemctl restart does)
+    const first = await startSunset(cfg, { roles: ['producers', 'workers'], log: silentLogger });
+    await until('its reconcile scheduler is in Redis', async () => (await first.deps.producers.reconcile.queue.getJobSchedulers()).length > 0, 10_000);
+    await first.close();
+    // the task turns terminal while sunset is down (the watcher would have seen it; nobody is watching)
+    ctx.fleet.writeTask({ id: 'while-down', state: 'done', sessionId: a.sessionId });
+    ctx.sunset = await startTestSunset(cfg); // the host's reconcile scheduler is still in Redis, its next run an hour away
+    await until('released at start', () => Boolean(task('while-down').releasedAt), 10_000);
   });
 
   it('records, gone sessions and invalid task files are never acted on', async () => {

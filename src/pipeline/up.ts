@@ -62,7 +62,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   const link = redisLinkOf(deps.producers)!;
   const workerConnection = link.connection(true);
   const producers = deps.producers;
-  const redisDown = throttle(10_000);
+  const redisDown = throttle(30_000); // said every ~30 s while Redis is away, with the address it tries
   for (const p of Object.values(producers)) {
     p.queue.on('error', (err) => redisDown() && log.error({ event: 'redis:error', error: err.message }, `Redis at ${link.where} unreachable (${err.message}); retrying`));
   }
@@ -123,7 +123,13 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       await producers.reconcile.queue.upsertJobScheduler(RECONCILE_SCHEDULER_ID, { every: config.windows.reconcileEvery }, { name: 'reconcile', data: {} });
       await producers.expire.queue.upsertJobScheduler(EXPIRE_SCHEDULER_ID, { every: config.windows.expireEvery }, { name: 'expire-scan', data: { dryRun: deps.dryRun } });
     };
-    await schedule();
+    // Every start runs one reconcile pass at once, whatever the schedulers in Redis hold (a scheduler that
+    // survived a restart keeps its next time: tasks that turned terminal while sunset was down would wait).
+    // Not awaited: with Redis down, these wait for it while the rest (the web) starts and says so.
+    const startPass = `start/${config.host}/${process.pid}/${Date.now()}`;
+    void schedule()
+      .then(() => producers.reconcile.queue.add('reconcile', {}, { jobId: startPass, removeOnComplete: true, removeOnFail: true }))
+      .catch((err) => log.warn({ event: 'up:schedule-failed', error: err.message }, `could not schedule the reconcile and expire passes: ${err.message}; renewed every reconcileEvery`));
     // Redis may lose the schedulers (a flush, a restart without persistence): upsert is idempotent, so renew them
     scheduleTimer = setInterval(() => void schedule().catch(() => undefined), config.windows.reconcileEvery);
     scheduleTimer.unref();
