@@ -1,5 +1,5 @@
 // The exit pipeline end to end on a real Redis, real processes, a private tmux server, windows in ms.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestSunset, testConfig } from './support/sunset.js';
@@ -8,6 +8,7 @@ import { Alarms } from '../src/store/alarms.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { startSunset } from '../src/pipeline/up.js';
 import { silentLogger } from '../src/log.js';
+import { readAudit } from '../src/store/audit.js';
 
 const H = 3_600_000;
 const ctx = useFleet();
@@ -189,20 +190,46 @@ describe('the exit pipeline', () => {
     expect(audit).toMatch(/"event":"exit:person-request".*"by":"tester".*"why":"box is out of memory".*"override":true/);
   });
 
-  it('--dry-run decides and logs, but never releases, asks, requests or exits', async () => {
+  it('a dry run takes every step on a schedule of its own, writes nothing the real run reads, and leaves nothing behind: the real run after it behaves as if it had never run', async () => {
     const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     const b = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     ctx.fleet.writeTask({ id: 'fresh', state: 'done', sessionId: a.sessionId });
     const released = { id: 'rel', state: 'done', sessionId: b.sessionId, releasedAt: new Date(Date.now() - H).toISOString() };
     ctx.fleet.writeTask(released);
-    ctx.sunset = await startTestSunset(testConfig(ctx.fleet), { dryRun: true });
-    await until('both decided', () => ['release:dry-run', 'ask:dry-run'].every((ev) => ctx.sunset!.events.some((e) => e.event === ev)));
-    await ctx.sunset.reconcile();
+    const cfg = testConfig(ctx.fleet);
+    const stateFiles = () => (existsSync(cfg.stateDir) ? readdirSync(cfg.stateDir).filter((n) => n !== 'audit.jsonl').sort() : []);
+    const before = stateFiles();
+    ctx.sunset = await startTestSunset(cfg, { dryRun: true });
+    // the whole chain, previewed, for both: release (for the one not yet released), the ask, the request, the exit
+    const steps = (t: string) => ctx.sunset!.events.filter((e) => e.taskId === t && /^would-/.test(e.event)).map((e) => e.event);
+    await until('both walked to the exit', () => steps('fresh').includes('would-exit') && steps('rel').includes('would-exit'));
+    expect(steps('fresh')).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
+    expect(steps('rel')).toEqual(['would-ask', 'would-request', 'would-exit']);
+    expect(readAudit(cfg.stateDir).filter((e) => e.taskId === 'fresh').map((e) => e.event)).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
+    // nothing the real run reads was written: task files, inboxes, sockets, ledger, claims, samples, token
     expect(task('fresh')).toEqual({ id: 'fresh', state: 'done', sessionId: a.sessionId });
     expect(task('rel')).toEqual(released);
     expect(ctx.fleet.inboxFiles(a)).toEqual([]);
-    expect(ctx.fleet.inboxFiles(b)).toEqual([]);
+    expect(ctx.fleet.messages()).toEqual([]);
     expect(ctx.fleet.isAlive(a) && ctx.fleet.isAlive(b)).toBe(true);
     expect(ctx.sunset.exitCalls).toEqual([]);
+    expect(stateFiles()).toEqual(before);
+    // its queues carry a host of their own, and go with it
+    const dryQueue = ctx.sunset.deps.producers.ask.name;
+    expect(dryQueue).toBe(`exit-ask@${cfg.host}.dry-run`);
+    await ctx.sunset.close();
+    ctx.sunset = null;
+    const { Redis } = await import('ioredis');
+    const r = new Redis(cfg.redisUrl);
+    try {
+      expect(await r.keys(`{sunset}:*@${cfg.host}.dry-run:*`)).toEqual([]);
+    } finally {
+      r.disconnect();
+    }
+    // the real run started after it: released, asked, requested, exited at once, as if no dry run had been
+    ctx.sunset = await startTestSunset(cfg);
+    await until('both exited for real', () => Boolean(task('fresh').exitedAt) && Boolean(task('rel').exitedAt));
+    expect(ctx.fleet.messages(a)).toHaveLength(1);
   });
+
 });

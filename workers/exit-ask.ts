@@ -38,10 +38,12 @@ export function createAskProcessor(deps: PipelineDeps) {
       deps.log.info({ event: 'ask:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why}); looking again at ${new Date(j.at).toISOString()}`);
       return deferJob(job, token, j.at);
     }
-    if (deps.dryRun) {
-      deps.audit({ event: 'ask:dry-run', ...log, ...evidenceOf(j.view) });
-      deps.log.info({ event: 'ask:dry-run', ...log }, `would ask session ${j.view.label} (${c.name}) to wrap up`);
-      return { dryRun: true };
+    if (deps.dry) {
+      const via = deps.config.fleet.askVia === 'auto' ? (j.view.evidence.socket ? 'socket' : 'inbox') : deps.config.fleet.askVia;
+      const res = await latchChain(deps, c, { askedAt: new Date(deps.now()).toISOString() });
+      decided(deps, 'would-ask', { ...log, id: j.view.id, via, ...evidenceOf(j.view) }, `would ask session ${j.view.label} (${c.name}) to wrap up, via ${via}`);
+      await schedule(deps, res.chain);
+      return { wouldAsk: true };
     }
     const now = deps.now();
     const claimKey = { taskId: ref.kind === 'task' ? ref.taskId : `job-${ref.shortId}-${ref.start}`, releasedAt: c.facts.startedAt ?? '0' };

@@ -37,9 +37,12 @@ export function createRetryProcessor(deps: PipelineDeps) {
       deps.log.info({ event: giveUp ? 'give-up:deferred' : 'request:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why}); looking again at ${new Date(j.at).toISOString()}`);
       return deferJob(job, token, j.at);
     }
-    if (deps.dryRun) {
-      deps.log.info({ event: 'retry:dry-run', ...log }, giveUp ? `would give up on session ${j.view.label}` : `would request exit #${n} of session ${j.view.label}`);
-      return { dryRun: true };
+    if (deps.dry) {
+      const at = new Date(deps.now()).toISOString();
+      const res = await latchChain(deps, c, giveUp ? { gaveUpAt: at } : { requests: n, lastRequestAt: at });
+      decided(deps, giveUp ? 'would-give-up' : 'would-request', { ...log, id: j.view.id, ...evidenceOf(j.view) }, giveUp ? `would give up on session ${j.view.label} and raise one session-will-not-exit alarm` : `would request exit ${n}/${max} of session ${j.view.label}`);
+      await schedule(deps, res.chain);
+      return giveUp ? { wouldGiveUp: true } : { wouldRequest: n };
     }
     const at = new Date(deps.now()).toISOString();
     if (giveUp) {

@@ -18,11 +18,14 @@ export function createReleaseProcessor(deps: PipelineDeps) {
     const c = await loadChain(deps, { kind: 'task', taskId });
     const task = c.task!;
     if (c.step?.step !== 'release') return { released: false, next: (await schedule(deps, c))?.step ?? 'open' };
-    if (deps.dryRun) {
-      deps.log.info({ event: 'release:dry-run', taskId }, `would release task ${taskId}`);
-      return { dryRun: true };
-    }
     const cmd = deps.config.fleet.releaseCommand;
+    if (deps.dry) {
+      // the whole chain, previewed: latched in the dry run's memory, then its next step on the dry run's schedule
+      const res = await latchChain(deps, c, { startedAt: new Date(deps.now()).toISOString() });
+      decided(deps, 'would-release', { taskId, sessionId: task.sessionId, releaseCommand: Boolean(cmd) }, `would release task ${taskId}${cmd ? ` (running ${cmd[0]})` : ''}`);
+      await schedule(deps, res.chain);
+      return { wouldRelease: true };
+    }
     if (cmd) {
       const argv = fillPlaceholders(cmd, { taskId, sessionId: task.sessionId ?? '', watcher: task.watcher === null ? '' : String(task.watcher) });
       const r = await run(argv, { timeoutMs: deps.config.probeTimeout });

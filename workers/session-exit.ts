@@ -12,7 +12,7 @@ import type { SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
 import { judge } from '../src/doctrine/judge.js';
 import { decided } from '../src/pipeline/events.js';
-import { loadChain, schedule, type ChainRef } from '../src/pipeline/chains.js';
+import { chainKey, loadChain, schedule, type ChainRef } from '../src/pipeline/chains.js';
 import { jobKey, latchJobChain } from '../src/store/job-state.js';
 import { wakeScanAt } from '../src/pipeline/expire.js';
 import { deferJob, jobData } from './common.js';
@@ -76,9 +76,14 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     }
     if (j.kind === 'end') return finish(data, base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
     const view = j.view;
-    if (deps.dryRun) {
-      deps.log.info({ event: 'exit:dry-run', ...log, id: view.id }, `would exit session ${view.label} (${view.kind})`);
-      return { dryRun: true };
+    if (deps.dry) {
+      // it would call the session's own exit path; the dry run takes the likely outcome: it leaves
+      decided(deps, 'would-exit', { ...log, id: view.id, kind: view.kind, ...evidenceOf(view) }, `would ask session ${view.label} to leave by its own exit path (${view.kind === 'interactive' ? '/exit typed into its pane' : 'claude stop'})`);
+      const ref = chainRefOf(data);
+      const at = new Date(deps.now()).toISOString();
+      if (ref) deps.dry.latch(chainKey(ref), { exitedAt: at, lastExitFinishedAt: at });
+      else if (data.reason === 'expire') deps.dry.latch(`expire/${data.expireKey}`, { exitedAt: at, lastExitFinishedAt: at });
+      return { wouldExit: true };
     }
     const target: ExitTarget = {
       id: view.id,

@@ -13,7 +13,9 @@ requests → a person. --role (repeatable) runs only some parts, to split them o
   producers  the task watcher and the reconcile / expire schedulers
   workers    one worker per queue (release, ask, retry, the rate-limited exit worker, ...)
   web        Bull Board, the fleet and decisions pages, the JSON API
---dry-run decides and logs, but never releases, asks, requests or exits.
+--dry-run takes every step the real run would (release, ask, each request, give-up,
+expire) on a schedule of its own, logs and audits each as would-…, and writes nothing the
+real run reads; its schedule is removed when it stops.
 Logs are JSON lines on stderr. Interrupted or terminated, it closes every part once (an exit job
 still confirming is given its exitConfirm); a second interrupt stops it at once.`,
   options: { role: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },
@@ -31,6 +33,8 @@ still confirming is given its exitConfirm); a second interrupt stops it at once.
     log.info({ event: 'up:starting', host: cfg.host, redis: redisWhere(cfg), roles: roles.length ? roles : ROLES, dryRun: Boolean(values['dry-run']) }, 'sunset starting');
     const running = await startSunset(cfg, { roles: roles as Role[], dryRun: values['dry-run'], log, startWeb });
     if (running.web) io.err(`sunset: web at ${running.web.url} (Bull Board at ${running.web.url}queues)`);
+    if (running.web && running.web.ephemeral) io.err(`sunset: a dry run writes no web token into stateDir; for its POSTs use this one, for this run only: ${running.web.token}`);
+    if (values['dry-run']) io.err(`sunset: DRY RUN — every step is taken on a schedule of its own and logged as would-…; nothing is released, asked, requested or exited, and nothing the real run reads is written`);
     log.info({ event: 'up:running', host: cfg.host }, 'sunset running');
     await new Promise<void>((resolve) => {
       let stopping = false;

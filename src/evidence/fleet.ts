@@ -7,6 +7,8 @@ import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, read
 import { readSessionFiles } from './sessions.js';
 import { jobChainReader, jobKey } from '../store/job-state.js';
 import { readMade } from '../store/pins-made.js';
+import { expireKey } from '../store/expire-state.js';
+import type { DryRunLatches } from '../pipeline/dry-run.js';
 import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
 import { listPanes, panesDrafts } from './tmux.js';
 import { findPane, indexTranscripts, inboxPending } from './files.js';
@@ -57,6 +59,8 @@ export interface GatherOptions {
   expireFacts?: (row: RosterRow, procStartMs: number | null) => ExpireFacts | null;
   /** Skip RSS (cheaper) when the caller does not need memory. */
   rss?: boolean;
+  /** A dry run's latches, over the files' (what it would have latched: src/pipeline/dry-run.ts). */
+  dry?: DryRunLatches;
 }
 
 /** A tasks folder that does not exist is no tasks (DESIGN §3), and a person should hear it: a typo looks the same. */
@@ -185,7 +189,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       evidence.openTasks = open.map((t) => t.id);
       const terminal = named.filter((t) => t.terminal).sort((a, b) => b.orderKey - a.orderKey || (a.id < b.id ? 1 : -1));
       const driving = open[0] ?? terminal[0];
-      if (driving) evidence.task = taskFacts(driving, config.stateDir);
+      if (driving) evidence.task = opts.dry ? opts.dry.task(taskFacts(driving, config.stateDir)) : taskFacts(driving, config.stateDir);
       evidence.invalidTasks = invalid.filter((bad) => names(bad, row)).map((bad) => bad.name);
 
       // Transcript silence
@@ -260,10 +264,14 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
             const finished = readExit(config.stateDir, jobExitId(row.id, String(Math.round(procStartMs ?? 0)), facts.requests))?.finishedAt;
             if (finished) facts.lastExitFinishedAt = finished;
           }
-          evidence.native = { key, facts: { ...facts, ...(startedAt ? { startedAt } : {}) } };
+          const withStart = { ...facts, ...(startedAt ? { startedAt } : {}) };
+          evidence.native = { key, facts: opts.dry ? opts.dry.facts(`job/${key}`, withStart) : withStart };
         }
       }
-      if (untasked && !evidence.native && opts.expireFacts) evidence.expire = opts.expireFacts(row, procStartMs);
+      if (untasked && !evidence.native && opts.expireFacts) {
+        const x = opts.expireFacts(row, procStartMs);
+        evidence.expire = opts.dry ? opts.dry.facts(`expire/${expireKey(row.sessionId, procStartMs)}`, x ?? { requests: 0 }) : x;
+      }
       const v = view();
       if (opts.rss !== false && procs && procs.procs.has(row.pid)) {
         const pids = sessionPids(procs, row.pid, row.kind, cliNames);

@@ -45,13 +45,18 @@ export type ChainPatch = Partial<Pick<ChainFacts, 'startedAt' | 'askedAt' | 'req
 
 const exitIdOf = (ref: ChainRef, sessionId: string, n: number) => (ref.kind === 'task' ? requestExitId(ref.taskId, sessionId, n) : jobExitId(ref.shortId, ref.start, n));
 
+/** A chain's key among the dry run's latches. */
+export const chainKey = (ref: ChainRef) => (ref.kind === 'task' ? `task/${ref.taskId}` : `job/${jobKey(ref.shortId, ref.start)}`);
+
 function withFinish(deps: PipelineDeps, ref: ChainRef, sessionId: string | null, f: ChainFacts): ChainFacts {
   if (!f.requests || !sessionId || f.lastExitFinishedAt) return f;
+  if (deps.dry) return f; // a dry run's exit jobs finish in its latches (lastExitFinishedAt), never in the ledger
   const finished = readExit(deps.config.stateDir, exitIdOf(ref, sessionId, f.requests))?.finishedAt;
   return finished ? { ...f, lastExitFinishedAt: finished } : f;
 }
 
-function taskChainOf(deps: PipelineDeps, task: Task): Chain {
+function taskChainOf(deps: PipelineDeps, real: Task): Chain {
+  const task = deps.dry ? deps.dry.task(real) : real;
   const ref: ChainRef = { kind: 'task', taskId: task.id };
   const facts = withFinish(deps, ref, task.sessionId, taskChain(task));
   return { ref, facts, step: task.terminal ? chainStep(facts, deps.policy) : null, sessionId: task.sessionId, task, name: `task ${task.id}`, what: { id: task.id, state: task.state, kind: 'task' } };
@@ -70,7 +75,8 @@ export async function loadChain(deps: PipelineDeps, ref: ChainRef): Promise<Chai
   if (ref.kind === 'job') {
     const rec = readJobChain(deps.config.stateDir, jobKey(ref.shortId, ref.start));
     const { shortId: _a, sessionId: _b, start: _c, ...latched } = rec ?? { shortId: '', sessionId: '', start: '', requests: 0 };
-    const facts = withFinish(deps, ref, ref.sessionId, { ...latched, kind: 'job' });
+    const over = deps.dry ? deps.dry.facts(chainKey(ref), latched) : latched;
+    const facts = withFinish(deps, ref, ref.sessionId, { ...over, kind: 'job' });
     return { ref, facts, step: chainStep(facts, deps.policy), sessionId: ref.sessionId, name: `job ${ref.shortId}`, what: { id: ref.shortId, state: 'done', kind: 'job' } };
   }
   const r = await readTask(deps.config.fleet.tasksDir, ref.taskId);
@@ -103,6 +109,11 @@ export async function latchChain(
   job?: { moveToDelayed(ts: number, token?: string): Promise<void> },
   token?: string,
 ): Promise<{ chain: Chain; applied: ChainPatch }> {
+  if (deps.dry) {
+    // a dry run latches in memory only: the task file and stateDir stay exactly as they are
+    const applied = deps.dry.latch(chainKey(c.ref), patch);
+    return { chain: c.task ? taskChainOf(deps, c.task) : await loadChain(deps, c.ref), applied };
+  }
   if (c.ref.kind === 'job') {
     const { applied } = latchJobChain(deps.config.stateDir, c.ref, patch as JobLatch, deps.config.maxExitRequests);
     return { chain: await loadChain(deps, c.ref), applied };
@@ -175,7 +186,8 @@ export async function schedule(deps: PipelineDeps, c: Chain, o: { rssBytes?: num
 export async function endChain(deps: PipelineDeps, c: Chain, step: string, j: { why: string; gone?: boolean; view?: SessionView }) {
   const ids = c.ref.kind === 'task' ? { taskId: c.ref.taskId, sessionId: c.sessionId } : { job: c.ref.shortId, sessionId: c.sessionId };
   if (j.gone && c.task) await endedElsewhere(deps, c.task, j.view ?? null);
-  else if (j.gone && c.ref.kind === 'job' && !deps.dryRun) latchJobChain(deps.config.stateDir, c.ref, { exitedAt: new Date(deps.now()).toISOString() });
+  else if (j.gone && deps.dry) deps.dry.latch(chainKey(c.ref), { exitedAt: new Date(deps.now()).toISOString() });
+  else if (j.gone && c.ref.kind === 'job') latchJobChain(deps.config.stateDir, c.ref, { exitedAt: new Date(deps.now()).toISOString() });
   decided(deps, 'chain:ended', { ...ids, step, why: j.why, ...evidenceOf(j.view) }, `${c.name}: chain ends before the ${step} (${j.why})`);
   return { ended: j.why };
 }

@@ -9,6 +9,7 @@ import { fleetCache, type FleetSource } from '../evidence/fleet-cache.js';
 import { expireFactsReader } from '../store/expire-state.js';
 import { redisLink, type RedisLink } from '../redis.js';
 import { decided } from './events.js';
+import { DryRunLatches, dryRunHost } from './dry-run.js';
 import { exitPriority, underPressure } from '../evidence/meminfo.js';
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from '../tasks/tasks.js';
@@ -23,14 +24,14 @@ import { sessionExitQueue } from '../../queues/session-exit.js';
 import { expireScanQueue } from '../../queues/expire-scan.js';
 import { reconcileQueue } from '../../queues/reconcile.js';
 
-export function createProducers(config: Config, connection: ConnectionOptions) {
+export function createProducers(config: Config, connection: ConnectionOptions, host = config.host) {
   return {
-    terminal: new Producer(taskTerminalQueue, config.host, connection),
-    ask: new Producer(exitAskQueue, config.host, connection),
-    retry: new Producer(exitRetryQueue, config.host, connection),
-    exit: new Producer(sessionExitQueue, config.host, connection),
-    expire: new Producer(expireScanQueue, config.host, connection),
-    reconcile: new Producer(reconcileQueue, config.host, connection),
+    terminal: new Producer(taskTerminalQueue, host, connection),
+    ask: new Producer(exitAskQueue, host, connection),
+    retry: new Producer(exitRetryQueue, host, connection),
+    exit: new Producer(sessionExitQueue, host, connection),
+    expire: new Producer(expireScanQueue, host, connection),
+    reconcile: new Producer(reconcileQueue, host, connection),
   };
 }
 export type Producers = ReturnType<typeof createProducers>;
@@ -71,13 +72,17 @@ export interface PipelineDeps {
   ownWrites: OwnWrites;
   now: () => number;
   dryRun: boolean;
+  /** A dry run's latches (in memory: nothing the real run reads is written); null in a real run. */
+  dry: DryRunLatches | null;
 }
 
 /** Everything a worker or a one-shot command needs, on its own Redis connection. */
 export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?: () => number; dryRun?: boolean; oneShot?: boolean }): PipelineDeps {
   // a one-shot command (sunset exit) fails fast when Redis is away; `sunset up` waits it out
   const link = redisLink(config, { oneShot: o.oneShot });
-  const producers = createProducers(config, link.connection());
+  // a dry run's schedule of its own: queues named for <host>.dry-run never meet the real run's
+  const dry = o.dryRun ? new DryRunLatches() : null;
+  const producers = createProducers(config, link.connection(), dry ? dryRunHost(config.host) : config.host);
   links.set(producers, link);
   return {
     config,
@@ -85,11 +90,12 @@ export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?
     log: o.log,
     audit: o.audit ?? fileAudit(config.stateDir),
     alarms: new Alarms(config, o.log),
-    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir) })),
+    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir), ...(dry ? { dry } : {}) })),
     producers,
     ownWrites: new OwnWrites(),
     now: o.now ?? Date.now,
     dryRun: Boolean(o.dryRun),
+    dry,
   };
 }
 
@@ -142,7 +148,10 @@ export async function endedElsewhere(deps: PipelineDeps, task: Task, view: Sessi
   const by = whoEnded(deps, task, view ?? null);
   const fields = { taskId: task.id, sessionId: task.sessionId, by: by.by, how: by.how, ...evidenceOf(view ?? undefined) };
   const words = `task ${task.id}: its session is not running any more (${by.how}); latching exitedAt`;
-  if (deps.dryRun) return decided(deps, 'chain:session-ended', fields, words, { audit: false });
+  if (deps.dry) {
+    deps.dry.latch(`task/${task.id}`, { exitedAt: new Date(deps.now()).toISOString() });
+    return decided(deps, 'would-end', fields, `would end: ${words}`);
+  }
   const res = await latch(deps, task.id, { exitedAt: new Date(deps.now()).toISOString() });
   decided(deps, 'chain:session-ended', fields, words, { audit: Boolean(res.applied.exitedAt) });
 }

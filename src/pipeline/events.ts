@@ -13,7 +13,15 @@ export type Decision =
   | 'chain:ended'
   | 'chain:session-ended'
   | 'expire:requested'
-  | 'expire:gave-up';
+  | 'expire:gave-up'
+  // a dry run's steps (src/pipeline/dry-run.ts)
+  | 'would-release'
+  | 'would-ask'
+  | 'would-request'
+  | 'would-give-up'
+  | 'would-exit'
+  | 'would-expire'
+  | 'would-end';
 
 type Level = 'info' | 'warn';
 

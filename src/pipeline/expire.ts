@@ -60,7 +60,12 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
     if (step.step === 'request') {
       const n = step.n;
       if (dry) {
-        deps.log.info({ event: 'expire:would-request', id: s.id, sessionId: s.sessionId, n }, `expire: would request exit ${n} of untasked session ${s.label}`);
+        decided(deps, 'would-expire', { sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) }, `expire: would request exit ${n} of untasked session ${s.label}`, { audit: Boolean(deps.dry) });
+        // in a dry-run pipeline the step goes on in its own schedule; `sunset expire --dry-run` only says it
+        if (deps.dry) {
+          deps.dry.latch(`expire/${key}`, { requests: n, lastRequestAt: iso });
+          await deps.producers.exit.add(expireExitId(s.sessionId, start, n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n });
+        }
         lines.push({ ...base, action: 'would-enqueue', n });
         continue;
       }
@@ -70,7 +75,8 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       lines.push({ ...base, action: 'enqueued', n });
     } else if (step.step === 'give-up') {
       if (dry) {
-        deps.log.info({ event: 'expire:would-give-up', id: s.id, sessionId: s.sessionId }, `expire: would give up on untasked session ${s.label}`);
+        decided(deps, 'would-give-up', { sessionId: s.sessionId, id: s.id, ...evidenceOf(s) }, `expire: would give up on untasked session ${s.label}`, { audit: Boolean(deps.dry) });
+        deps.dry?.latch(`expire/${key}`, { gaveUpAt: iso });
         lines.push({ ...base, action: 'would-give-up' });
         continue;
       }
@@ -79,7 +85,7 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       lines.push({ ...base, action: 'gave-up' });
     }
   }
-  if (!dry) for (const at of wakes) await wakeScanAt(deps, at);
+  if (!dry || deps.dry) for (const at of wakes) await wakeScanAt(deps, at);
   return { ok: true, lines };
 }
 

@@ -36,14 +36,14 @@ export interface UpOptions {
   /** Tests only: wrap sessionExit to observe calls; the real one is used otherwise. */
   exitImpl?: (t: ExitTarget, c: Config) => Promise<ExitOutcome>;
   /** Starts the web role; provided by the web module so that up.ts does not depend on it. */
-  startWeb?: (deps: PipelineDeps) => Promise<{ close(): Promise<void>; url: string; token?: string }>;
+  startWeb?: (deps: PipelineDeps) => Promise<{ close(): Promise<void>; url: string; token?: string; ephemeral?: boolean }>;
 }
 
 export interface Running {
   deps: PipelineDeps;
   workers: Worker[];
   watcher: TaskWatcher | null;
-  web: { close(): Promise<void>; url: string; token?: string } | null;
+  web: { close(): Promise<void>; url: string; token?: string; ephemeral?: boolean } | null;
   /** Run one reconcile pass now (tests trigger it instead of waiting). */
   reconcile(): Promise<unknown>;
   /** Close every part once, last started first, each within `deadlineMs` (default: long enough for an exit job to confirm). */
@@ -57,6 +57,8 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   // each part registers its closer as it starts; they close once, in reverse (src/lifecycle.ts)
   const life = new Lifecycle();
   life.add('queues', () => closeProducers(deps.producers));
+  // a dry run's schedule is its own, and goes with it: nothing of it is left in Redis for the real run to meet
+  if (deps.dry) life.add('dry-run schedule', () => Promise.all(Object.values(deps.producers).map((p) => p.queue.obliterate({ force: true }))));
   // plain options for one server; in cluster mode the producers' Cluster instance, which each Worker
   // duplicates (and closes its copies); closeProducers quits the instance itself, after the workers
   const link = redisLinkOf(deps.producers)!;
@@ -137,9 +139,12 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     life.add('schedulers', () => clearInterval(timer));
     void deps.alarms.redeliver().catch(() => undefined);
     // the fleet census (docs/sampler.md): one sampling process per host, by a lock file in stateDir
-    sampler = startSampler(config, { log, now: o.now });
-    const s = sampler;
-    life.add('sampler', () => s.close());
+    // a dry run writes nothing the real run reads: no census
+    if (!deps.dry) {
+      sampler = startSampler(config, { log, now: o.now });
+      const s = sampler;
+      life.add('sampler', () => s.close());
+    }
   }
 
   let web: Running['web'] = null;

@@ -30,8 +30,13 @@ export const COOKIE = 'sunset_token';
  * The token: the configured one, else stateDir/web-token (mode 0600), generated at first start and
  * reused after. Two processes starting at once agree: the file is created exclusively.
  */
-export function loadToken(stateDir: string, configured: string | null): { token: string; source: 'config' | 'file' | 'generated' } {
+export function loadToken(stateDir: string, configured: string | null, o: { ephemeral?: boolean } = {}): { token: string; source: 'config' | 'file' | 'generated' | 'ephemeral' } {
   if (configured) return { token: configured, source: 'config' };
+  // a dry run writes nothing into stateDir: an existing token is used, else one for this run only
+  if (o.ephemeral) {
+    const existing = readToken(join(stateDir, TOKEN_FILE));
+    return existing ? { token: existing, source: 'file' } : { token: randomBytes(32).toString('base64url'), source: 'ephemeral' };
+  }
   const file = join(stateDir, TOKEN_FILE);
   mkdirSync(stateDir, { recursive: true });
   const existing = readToken(file);

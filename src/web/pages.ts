@@ -102,6 +102,8 @@ function figure(value: string | number, label: string, tone = '', title?: string
 }
 
 export interface FleetPageData {
+  /** This process is a dry run: the steps shown are what it would do. */
+  dryRun?: boolean;
   snap: FleetSnapshot;
   /** Built with `mem` (reportNow), so its memory figures carry the eligible give-back and the pressure flag. */
   report: Report;
@@ -189,6 +191,7 @@ export function fleetPage(d: FleetPageData): string {
   );
   const body = html`<h1>The fleet</h1>
 <p class="lede">Every roster row, the verdict on it and why. A finished session leaves by its own exit path (<code>claude stop</code>, or <code>/exit</code> typed into its pane), never by a signal: released, then one message, then at most three exit requests, then a person decides.</p>
+${d.dryRun ? html`<div class="banner warn" id="dry-run" role="status"><b>Dry run.</b> The steps below are what sunset would do (<code>would-…</code> in the log and audit), on a schedule of its own: nothing is released, asked, requested or exited, and nothing the real run reads is written.</div>` : ''}
 ${rosterBanner(snap)}
 ${agentViewBanner(snap)}
 ${pressureBanner(mem)}

@@ -24,6 +24,8 @@ export interface Web {
   close(): Promise<void>;
   url: string;
   token: string;
+  /** A dry run's token, held for this run only (nothing is written into stateDir). */
+  ephemeral?: boolean;
 }
 
 const PAGE_CSP = `default-src 'none'; script-src ${CLIENT_JS_HASH}; style-src 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`;
@@ -46,7 +48,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
   assertWebConfig(deps.config);
   const { host, port } = deps.config.web;
   const loopback = isLoopback(host);
-  const { token, source } = loadToken(deps.config.stateDir, deps.config.web.token);
+  const { token, source } = loadToken(deps.config.stateDir, deps.config.web.token, { ephemeral: Boolean(deps.dry) });
   const max = deps.config.maxExitRequests;
   const stateDir = deps.config.stateDir;
 
@@ -106,6 +108,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
         overTime: overTime(stateDir),
         sampleEvery: deps.config.windows.sampleEvery,
         token,
+        dryRun: Boolean(deps.dry),
       }),
     );
   });
@@ -202,12 +205,13 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
   }
   bound.port = (app.server.address() as AddressInfo).port;
   const url = `http://${urlHost(host)}:${bound.port}/`;
-  deps.log.info({ event: 'web:listening', url, loopback, token: source }, `web at ${url}${source === 'generated' ? ` (token generated into ${stateDir}/web-token)` : ''}`);
+  deps.log.info({ event: 'web:listening', url, loopback, token: source }, `web at ${url}${source === 'generated' ? ` (token generated into ${stateDir}/web-token)` : source === 'ephemeral' ? ' (a token for this dry run only: sunset up prints it)' : ''}`);
 
   let closing: Promise<void> | null = null;
   return {
     url,
     token,
+    ephemeral: source === 'ephemeral',
     close: () =>
       (closing ??= (async () => {
         await app.close();
