@@ -37,7 +37,7 @@ describe('decide: verdicts', () => {
     expect(decide(session({ live: false }), policy, now).verdict).toBe('gone');
   });
   it('all evidence positive, released long ago, never asked → eligible, step ask', () => {
-    expect(decide(session(), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'ask' }, notes: [] });
+    expect(decide(session(), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'ask' }, notes: [], due: { step: 'ask', waitsFor: [], passes: true } });
   });
   it('a pid-less row that is starting (a new claude --bg) is protected, not a record, and no override reaches it', () => {
     expect(decide(session({}, { pid: null, starting: true }), policy, now)).toEqual({ verdict: 'protected', reasons: ['starting'], next: null, notes: [] });
@@ -138,7 +138,7 @@ describe('decide: untasked sessions are judged on the expire window alone', () =
     expect(decide(untasked({ silenceMs: 47 * 60 * MIN }), policy, now)).toMatchObject({ verdict: 'protected', reasons: ['idle-short'] });
   });
   it('step expire after expireIdle, with no client and a drained inbox', () => {
-    expect(decide(untasked({ silenceMs: 48 * 60 * MIN }), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'expire', n: 1 }, notes: [] });
+    expect(decide(untasked({ silenceMs: 48 * 60 * MIN }), policy, now)).toEqual({ verdict: 'eligible', reasons: [], next: { step: 'expire', n: 1 }, notes: [], due: { step: 'expire', n: 1, waitsFor: [], passes: true } });
   });
   it('still needs roster status idle, no client, a drained inbox', () => {
     expect(decide(untasked({ silenceMs: 50 * 60 * MIN, status: 'waiting', attached: true, inboxPending: 1 }), policy, now).reasons.sort()).toEqual([
@@ -158,6 +158,17 @@ describe('decide: untasked sessions are judged on the expire window alone', () =
     expect(decide(untasked({ ...idle, expire: { requests: 1, lastRequestAt: ago(12 * MIN), lastExitFinishedAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'expire', n: 2 });
     expect(decide(untasked({ ...idle, expire: { requests: 3, lastRequestAt: ago(12 * MIN), lastExitFinishedAt: ago(11 * MIN) } }), policy, now).next).toEqual({ step: 'give-up' });
     expect(decide(untasked({ ...idle, expire: { requests: 3, lastRequestAt: ago(20 * MIN), gaveUpAt: ago(MIN) } }), policy, now).reasons).toEqual(['gave-up']);
+  });
+});
+
+describe('decide().due: when a protected session moves on, and what it waits for', () => {
+  it('the grace: its end; a passing protection: re-checked; awaiting a human: held, a person decides', () => {
+    expect(decide(session({ task: doneTask({ releasedAt: ago(5 * MIN) }) }), { ...policy, recheck: 5 * MIN }, now).due).toEqual({ step: 'ask', at: ago(-10 * MIN), waitsFor: ['grace-pending'], passes: true });
+    expect(decide(session({ attached: true }), { ...policy, recheck: 5 * MIN }, now).due).toEqual({ step: 'ask', waitsFor: ['client-attached'], passes: true, recheckMs: 5 * MIN });
+    expect(decide(session({ task: { id: 't', state: 'awaiting-human', terminal: false, exitRequests: 0 }, openTasks: ['t'] }), policy, now).due).toEqual({ waitsFor: [], passes: false });
+    expect(decide(session({ task: doneTask({ exitAskedAt: ago(20 * MIN), exitRequests: 3, exitGaveUpAt: ago(MIN) }) }), policy, now).due!.passes).toBe(false);
+    // untasked, not yet idle for the expire window: when it will be
+    expect(decide(session({ task: null, silenceMs: 60 * MIN }), policy, now).due).toMatchObject({ step: 'expire', at: ago(-47 * 60 * MIN), waitsFor: ['idle-short'], passes: true });
   });
 });
 

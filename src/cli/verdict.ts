@@ -5,6 +5,7 @@ import { formatDuration } from '../duration.js';
 import { formatBytes } from '../report/report.js';
 import { expireFactsReader } from '../store/expire-state.js';
 import { EXIT, config, type Command } from './common.js';
+import { dueWords } from './verdict-words.js';
 import { ambiguousMessage, holdsProcess, resolveSession } from '../doctrine/identity.js';
 
 export const verdictCommand: Command = {
@@ -61,7 +62,7 @@ function line(s: SessionView): string {
   const ev = s.evidence;
   const facts = ` silent ${formatDuration(ev.silenceMs)}, ${formatBytes(s.rssBytes)}`;
   const notes = s.notes.length ? `\n${' '.repeat(11)}${s.notes.join('\n' + ' '.repeat(11))}` : '';
-  if (s.verdict === 'protected') return `${head}${task}${facts}\n${' '.repeat(11)}${s.reasons.map((r) => `${r}: ${REASONS[r]}`).join('\n' + ' '.repeat(11))}${notes}`;
+  if (s.verdict === 'protected') return `${head}${task}${facts}\n${' '.repeat(11)}${s.reasons.map((r) => `${r}: ${REASONS[r]}`).join('\n' + ' '.repeat(11))}${notes}\n${' '.repeat(11)}${dueWords(s)}`;
   const n = s.next!;
   return `${head}${task}${facts}\n${' '.repeat(11)}next: ${n.step}${n.n ? ` #${n.n}` : ''}${n.at ? ` at ${n.at}` : ''}`;
 }

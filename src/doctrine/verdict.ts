@@ -164,12 +164,28 @@ export interface SessionFacts {
 export interface Policy extends ChainPolicy {
   silence: number;
   expireIdle: number;
+  /** When a passing protection is looked at again (for `due`). @defaultValue 5 min */
+  recheck?: number;
+}
+
+/** When the next step is due and what it waits for — for every live session, protected ones too. */
+export interface Due {
+  step?: Step;
+  n?: number;
+  /** When the chain's next step falls due (absent: due now, or when the protections pass). */
+  at?: string;
+  /** The protections that pass on their own (re-checked every recheckMs; the grace ends by itself). */
+  waitsFor: Reason[];
+  /** false: a protection that never passes by itself (a person decides: awaiting-human, gave-up, resumed; or no exit path). */
+  passes: boolean;
+  recheckMs?: number;
 }
 
 export interface Decision {
   verdict: Verdict;
   reasons: Reason[];
   next: Next | null;
+  due?: Due;
   /** Plain words a person needs beside the reason codes: what a blocked job asks, what a waiting session waits for. */
   notes: string[];
 }
@@ -268,9 +284,45 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     if (hookDisagrees(e.status, h.state)) reasons.add('hook-disagrees');
   }
 
-  if (reasons.size) return { verdict: 'protected', reasons: [...reasons], next: null, notes };
-  const chain: ChainFacts = native ? { ...native.facts, kind: 'job' } : untasked ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) } : taskChain(task!);
-  return { verdict: 'eligible', reasons: [], next: nextOf(chain, policy, now), notes };
+  const chain: ChainFacts | null = native ? { ...native.facts, kind: 'job' } : untasked ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) } : task?.terminal ? taskChain(task) : null;
+  if (reasons.size) {
+    const list = [...reasons];
+    return { verdict: 'protected', reasons: list, next: null, notes, due: dueOf(list, chain, policy, now, e.silenceMs) };
+  }
+  const next = nextOf(chain!, policy, now);
+  return { verdict: 'eligible', reasons: [], next, notes, due: { ...(next ? { step: next.step, ...(next.n ? { n: next.n } : {}), ...(next.at ? { at: next.at } : {}) } : {}), waitsFor: [], passes: true } };
+}
+
+/** Protections that never pass on their own: a person decides (CHAIN_ENDING), or no exit path can be taken. */
+export const PERMANENT: ReadonlySet<string> = new Set<string>(['task-not-terminal', 'gave-up', 'resumed', 'no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe']);
+
+/**
+ * When a protected session's next step is due and what it waits for: the chain's own due time (the grace's
+ * end, askWait after the ask, retryWait after the last exit finished), the protections that pass on their own
+ * (looked at again every `recheck`), and whether any will never pass by itself (a person decides).
+ */
+export function dueOf(reasons: Reason[], chain: ChainFacts | null, policy: Policy, now: number, silenceMs: number | null = null): Due {
+  const waitsFor = reasons.filter((r) => !PERMANENT.has(r));
+  const passes = reasons.every((r) => !PERMANENT.has(r));
+  const out: Due = { waitsFor, passes };
+  if (chain) {
+    const s = chainStep(chain, policy);
+    if (s.step === 'ask' || s.step === 'request' || s.step === 'give-up') {
+      out.step = s.step === 'request' && chain.kind === 'expire' ? 'expire' : s.step;
+      if (s.step === 'request') out.n = s.n;
+      if (s.at > now) out.at = iso(s.at);
+    } else if (s.step === 'confirm') {
+      out.step = 'wait';
+      out.at = iso(s.by + policy.retryWait);
+    }
+  }
+  // an untasked session: its expire window ends expireIdle after its last transcript write
+  if (reasons.includes('idle-short')) {
+    out.step = 'expire';
+    if (silenceMs !== null) out.at = iso(now - silenceMs + policy.expireIdle);
+  }
+  if (waitsFor.some((r) => r !== 'grace-pending' && r !== 'idle-short')) out.recheckMs = policy.recheck;
+  return out;
 }
 
 /** The roster says idle while the hooks say a turn or a prompt is open, or the roster says busy while the hooks say the turn ended. */
@@ -302,9 +354,9 @@ export function nextOf(f: ChainFacts, policy: ChainPolicy, now: number): Next | 
   }
 }
 
-export function policyFrom(c: { windows: { grace: number; silence: number; askWait: number; retryWait: number; expireIdle: number; exitConfirm: number }; maxExitRequests: number }): Policy {
+export function policyFrom(c: { windows: { grace: number; silence: number; askWait: number; retryWait: number; expireIdle: number; exitConfirm: number; recheck?: number }; maxExitRequests: number }): Policy {
   const w = c.windows;
-  return { grace: w.grace, silence: w.silence, askWait: w.askWait, retryWait: w.retryWait, expireIdle: w.expireIdle, exitConfirm: w.exitConfirm, maxExitRequests: c.maxExitRequests };
+  return { grace: w.grace, silence: w.silence, askWait: w.askWait, retryWait: w.retryWait, expireIdle: w.expireIdle, exitConfirm: w.exitConfirm, maxExitRequests: c.maxExitRequests, recheck: w.recheck };
 }
 
 /** Reasons that a re-check cannot clear: they end a chain (DESIGN §5). */

@@ -16,6 +16,8 @@ export function sessionJson(s: SessionView) {
     verdict: s.verdict,
     reasons: s.reasons,
     notes: s.notes,
+    // when its next step is due and what it waits for, protected sessions too (passes: false = a person decides)
+    due: s.due ?? null,
     next: s.next,
     evidence: s.evidence,
     rssBytes: s.live ? s.rssBytes : null,

@@ -54,7 +54,7 @@ export async function deliverAsk(config: Config, view: SessionView, f: Finished,
   await mkdir(dir, { recursive: true });
   const file = join(dir, `${ASK_FILE_PREFIX}${f.id}.json`);
   const body = { type: 'sunset-exit-ask', taskId: f.id, sessionId: view.sessionId, at: new Date(now).toISOString(), text };
-  await writeFileAtomic(file, JSON.stringify(body, null, 2) + '\n');
+  await writeFileAtomic(file, JSON.stringify(body, null, 2) + '\n', { durable: false }); // read only by its live session, which a power cut ends
   return { ok: true, via: 'inbox', path: file };
 }
 

@@ -1,5 +1,6 @@
 // The fleet and decisions pages, rendered on the server as plain HTML (escaped by `html`), refreshed by
 // the inline client script. Words come from REASONS, so a person reads why, not a code.
+import { dueWords } from '../cli/verdict-words.js';
 import { html, raw, type Html } from './html.js';
 import { CSS } from './style.js';
 import { CLIENT_JS } from './client.js';
@@ -69,7 +70,7 @@ function reasonsCell(s: SessionView): Html {
     const next = n ? `${n.step}${n.n ? ` ${n.n}` : ''}${n.at ? ` at ${n.at.slice(11, 19)} UTC` : ''}` : '';
     return html`<span>nothing protects it</span>${next ? html`<span class="sub">next: ${next}</span>` : ''}`;
   }
-  return html`<ul class="reasons">${s.reasons.map((r) => html`<li>${reasonWords(r)}<code>${r}</code></li>`)}</ul>${s.notes.map((n) => html`<span class="sub note">${n}</span>`)}`;
+  return html`<ul class="reasons">${s.reasons.map((r) => html`<li>${reasonWords(r)}<code>${r}</code></li>`)}</ul>${s.notes.map((n) => html`<span class="sub note">${n}</span>`)}${s.due ? html`<span class="sub due" data-passes="${String(s.due.passes)}">${dueWords(s)}</span>` : ''}`;
 }
 
 function agentViewBanner(snap: FleetSnapshot): Html {
@@ -84,7 +85,7 @@ function sessionRow(r: Row, now: number): Html {
   return html`<tr class="${live ? '' : 'muted'}" data-id="${s.id ?? s.sessionId}" data-session="${s.sessionId}" data-verdict="${s.verdict}">
 <td data-sort="${s.label}"><b class="mono">${s.label}</b><span class="sub">${s.kind}${s.pid !== null ? ` · pid ${s.pid}` : ''}</span></td>
 <td data-sort="${s.taskId ?? ''}">${s.taskId ? html`<span class="mono">${s.taskId}</span> <span class="badge s-${cls(s.taskState ?? '')}">${s.taskState}</span>` : html`<span class="sub">${live ? 'untasked' : ''}</span>`}</td>
-<td data-sort="${VERDICT_ORDER[s.verdict] ?? 9}"><span class="badge v-${s.verdict}">${s.verdict}</span></td>
+<td data-sort="${VERDICT_ORDER[s.verdict] ?? 9}"><span class="badge v-${s.verdict}${s.verdict === 'protected' && s.due && !s.due.passes ? ' held' : ''}" title="${s.verdict === 'protected' ? (s.due?.passes === false ? 'held: it will not pass by itself — a person decides' : 'waiting: its protections pass on their own') : ''}">${s.verdict === 'protected' && s.due?.passes === false ? 'held' : s.verdict}</span></td>
 <td>${reasonsCell(s)}</td>
 <td class="num" data-sort="${live && ev.silenceMs !== null ? Math.round(ev.silenceMs) : ''}">${live ? relative(ev.silenceMs) : '—'}</td>
 <td class="num" data-sort="${live && s.rssBytes !== null ? s.rssBytes : ''}">${live ? formatBytes(s.rssBytes) : '—'}</td>

@@ -50,6 +50,8 @@ tbody tr:hover td { background:#fafcff; }
 .badge { display:inline-block; padding:1px 8px; border-radius:999px; font-size:12px; font-weight:600; white-space:nowrap; }
 .v-eligible { background:#d1fae5; color:#065f46; }
 .v-protected { background:#fef3c7; color:#92400e; }
+.v-protected.held { background:#e5e7eb; color:#374151; }
+.due[data-passes="false"] { color:#6b7280; }
 .v-gone { background:#e5e7eb; color:#374151; }
 .v-record { background:#f1f5f9; color:#64748b; }
 .s-awaiting-human { background:#ffedd5; color:#9a3412; }
