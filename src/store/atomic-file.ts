@@ -30,7 +30,7 @@ function errCode(e: unknown): string | undefined {
 }
 
 /** unlink, where a missing file is fine: rmSync's checks and retries cost more than the unlink on the latch's hot path. */
-export function unlinkIfThere(path: string): void {
+function unlinkIfThere(path: string): void {
   try {
     fs.unlinkSync(path);
   } catch (e) {
@@ -40,7 +40,7 @@ export function unlinkIfThere(path: string): void {
 
 /** Whether a file name is one of tempNameFor's: a temp file a writer that died left behind (for a folder's pruner). */
 export function isTempName(name: string): boolean {
-  return name.startsWith('.') && /\.?sunset-\d+-[0-9a-f]{12}\.tmp$/.test(name);
+  return name.startsWith('.') && /sunset-\d+-[0-9a-f]{12}\.tmp$/.test(name);
 }
 
 /** A fresh name beside `file` for its temp file: it starts with "." (no reader takes it for the file); a long name is left out of it. */
