@@ -5,6 +5,8 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // a redis-server of the run's own (unless REDIS_URL is set), checked empty of test keys at the end
     globalSetup: ['test/support/global-setup.ts'],
+    // after each file, the Redis keys of every host its tests made are dropped
+    setupFiles: ['test/support/per-file.ts'],
     exclude: ['dist/**', 'node_modules/**'],
     testTimeout: 120_000,
     hookTimeout: 60_000,

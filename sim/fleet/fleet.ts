@@ -235,6 +235,9 @@ const tmuxEnv = (): NodeJS.ProcessEnv => {
   return env;
 };
 
+/** The hosts fleets have handed out in this process (their tests drop their Redis keys after them). */
+export const fleetHosts = new Set<string>();
+
 export class TestFleet {
   readonly root: string;
   readonly claudeBin: string;
@@ -293,9 +296,12 @@ export class TestFleet {
 
   /** Raw sunset config object pointing at this fleet, deep-merged with overrides. */
   config(overrides: Record<string, unknown> = {}): Record<string, any> {
+    const host = `fleet-${basename(this.root).replace(/[^A-Za-z0-9]/g, '').slice(-10)}`;
+    fleetHosts.add(host);
+    if (typeof overrides.host === 'string') fleetHosts.add(overrides.host);
     const base: Record<string, any> = {
       // its own host: queue names never collide with a real sunset (or another fleet) on the same Redis
-      host: `fleet-${basename(this.root).replace(/[^A-Za-z0-9]/g, '').slice(-10)}`,
+      host,
       stateDir: this.stateDir,
       fleet: {
         rosterCommand: [...this.rosterCommand],

@@ -26,10 +26,9 @@ export async function teardown() {
       left.push(...keys);
     } while (cursor !== '0' && left.length < 5000);
     c.disconnect();
-    // TODO(issue 14): a failure once every test cleans up; until then it is said, with the hosts that leaked
     if (left.length) {
       const hosts = [...new Set(left.map((k) => /@([^:]+):/.exec(k)?.[1] ?? '?'))];
-      console.warn(`sunset tests: ${left.length}${left.length >= 50 ? '+' : ''} {sunset} keys left in the run's Redis, of hosts ${hosts.join(', ')}`);
+      throw new Error(`tests left ${left.length} {sunset} keys in the run's Redis (every test must clean up what it puts there), of hosts ${hosts.join(', ')}: ${left.slice(0, 5).join(', ')}`);
     }
   } finally {
     await server.destroy();

@@ -21,8 +21,13 @@ export const FAST_WINDOWS = {
   admitLease: 2000,
 };
 
+/** Every host a test of this file made: its keys are dropped after the file (test/support/per-file.ts). */
+export const testHosts = new Set<string>();
+
 export function uniqueHost(): string {
-  return `t-${randomBytes(5).toString('hex')}`;
+  const h = `t-${randomBytes(5).toString('hex')}`;
+  testHosts.add(h);
+  return h;
 }
 
 export interface TestSunset extends Running {
@@ -94,9 +99,11 @@ export async function dropHost(redisUrl: string, host: string): Promise<void> {
     await c.connect();
     let cursor = '0';
     do {
-      const [next, keys] = await c.scan(cursor, 'MATCH', `{sunset}:*@${host}:*`, 'COUNT', 1000);
+      const [next, keys] = await c.scan(cursor, 'MATCH', `{sunset}:*@${host}*`, 'COUNT', 1000);
       cursor = next;
-      if (keys.length) await c.del(...keys);
+      // its own keys, and its dry run's (<host>.dry-run); not another host's whose name merely starts the same
+      const mine = keys.filter((k) => k.includes(`@${host}:`) || k.includes(`@${host}.dry-run:`));
+      if (mine.length) await c.del(...mine);
     } while (cursor !== '0');
   } catch {
     /* Redis gone (a test that stopped its own): nothing to drop */
