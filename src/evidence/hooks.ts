@@ -69,9 +69,9 @@ export class SettingsError extends Error {}
 
 const shq = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** The compiled hook-event script beside this module (dist/src/cli/hook-event.js). */
+/** The compiled hook-event script (dist/src/cli/hook-event.js, beside this module's folder). */
 export function hookEventScript(): string {
-  return join(dirname(fileURLToPath(import.meta.url)), 'cli', 'hook-event.js');
+  return join(dirname(fileURLToPath(import.meta.url)), '..', 'cli', 'hook-event.js');
 }
 
 /**
