@@ -5,10 +5,10 @@
 // memory totals match the box; a session ended by hand mid-chain gets exitedAt.
 // This test owns its HOME, daemon, tmux socket and Redis, and ends every process it started (RealFleet.destroy).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RealFleet } from '../sim/real/real-fleet.js';
+import type { RealFleet } from '../sim/real/real-fleet.js';
 import { conversationTexts } from '../sim/real/messages-api.js';
-import { ownRedis, type OwnRedis } from './support/redis.js';
-import { realConfig, readTask, writeTask } from './support/real.js';
+import type { OwnRedis } from './support/redis.js';
+import { realConfig, readTask, useRealFleet, writeTask } from './support/real.js';
 import { startTestSunset, type TestSunset } from './support/sunset.js';
 import { runCli } from './support/cli.js';
 import { gatherFleet, type SessionView } from '../src/evidence/fleet.js';
@@ -20,20 +20,17 @@ const H = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 const done = (id: string, sessionId: string) => ({ id, state: 'done', sessionId, releasedAt: ago(H) });
 
+const ctx = useRealFleet();
 let fleet: RealFleet;
 let redis: OwnRedis;
 let sunset: TestSunset | null = null;
-
-beforeAll(async () => {
-  fleet = await RealFleet.create();
-  redis = await ownRedis();
-}, 300_000);
-
+beforeAll(() => {
+  fleet = ctx.fleet;
+  redis = ctx.redis;
+});
 afterAll(async () => {
   await sunset?.close();
-  await fleet?.destroy();
-  await redis?.destroy();
-}, 120_000);
+});
 
 /** The sessions of one sweep, by sessionId. */
 async function sweep(cfg: Config) {

@@ -8,9 +8,9 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RealFleet } from '../sim/real/real-fleet.js';
-import { ownRedis, type OwnRedis } from './support/redis.js';
-import { realConfig, readTask, writeTask } from './support/real.js';
+import type { RealFleet } from '../sim/real/real-fleet.js';
+import type { OwnRedis } from './support/redis.js';
+import { realConfig, readTask, useRealFleet, writeTask } from './support/real.js';
 import { startTestSunset, type TestSunset } from './support/sunset.js';
 import { CLI } from './support/cli.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
@@ -19,20 +19,17 @@ import type { Config } from '../src/config.js';
 
 const H = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
+const ctx = useRealFleet();
 let fleet: RealFleet;
 let redis: OwnRedis;
 let sunset: TestSunset | null = null;
-
-beforeAll(async () => {
-  fleet = await RealFleet.create();
-  redis = await ownRedis();
-}, 300_000);
-
+beforeAll(() => {
+  fleet = ctx.fleet;
+  redis = ctx.redis;
+});
 afterAll(async () => {
   await sunset?.close();
-  await fleet?.destroy();
-  await redis?.destroy();
-}, 120_000);
+});
 
 const ASK = /^sunset: your (task|job)/;
 /** How many times the model of `sessionId` was sent sunset's ask (a new prompt, counted once however often the conversation is re-sent). */

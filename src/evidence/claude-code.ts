@@ -37,16 +37,21 @@ export function inFlightCount(v: unknown): number | null {
   return counts ? n : null;
 }
 
-/** Parse a job's state.json. null when it is not a JSON object (unknown). Pure. */
-export function parseJobState(text: string): JobFacts | null {
+/** One of Claude Code's JSON files as an object; null when it does not parse or is not an object (unknown). */
+export function jsonObject(text: string): Record<string, unknown> | null {
   let o: unknown;
   try {
     o = JSON.parse(text);
   } catch {
     return null;
   }
-  if (o === null || typeof o !== 'object' || Array.isArray(o)) return null;
-  const r = o as Record<string, unknown>;
+  return o !== null && typeof o === 'object' && !Array.isArray(o) ? (o as Record<string, unknown>) : null;
+}
+
+/** Parse a job's state.json. null when it is not a JSON object (unknown). Pure. */
+export function parseJobState(text: string): JobFacts | null {
+  const r = jsonObject(text);
+  if (!r) return null;
   const needs = typeof r.needs === 'string' ? str(r.needs) : r.needs && typeof r.needs === 'object' ? (str((r.needs as any).text) ?? str((r.needs as any).ask) ?? JSON.stringify(r.needs)) : null;
   const ask = r.needsAsk && typeof r.needsAsk === 'object' ? str((r.needsAsk as any).text) : null;
   return {

@@ -5,6 +5,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ProcTable } from './proc.js';
+import { jsonObject } from './claude-code.js';
 
 export interface SessionFile {
   pid: number;
@@ -28,14 +29,8 @@ const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
 
 /** Parse one session file. null when it is not a JSON object with a pid. Pure. */
 export function parseSessionFile(text: string): SessionFile | null {
-  let o: unknown;
-  try {
-    o = JSON.parse(text);
-  } catch {
-    return null;
-  }
-  if (o === null || typeof o !== 'object' || Array.isArray(o)) return null;
-  const r = o as Record<string, unknown>;
+  const r = jsonObject(text);
+  if (!r) return null;
   const pid = typeof r.pid === 'number' && Number.isInteger(r.pid) && r.pid > 0 ? r.pid : null;
   if (pid === null) return null;
   const tmux = str(r.tmux);

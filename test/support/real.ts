@@ -4,7 +4,10 @@
 import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig, type Config } from '../../src/config.js';
-import type { RealFleet } from '../../sim/real/real-fleet.js';
+import { afterAll, beforeAll } from 'vitest';
+import { RealFleet } from '../../sim/real/real-fleet.js';
+import { ownRedis, type OwnRedis } from './redis.js';
+import type { TestSunset } from './sunset.js';
 import { shellWord } from '../../src/report/resume.js';
 import { FAST_WINDOWS, uniqueHost } from './sunset.js';
 
@@ -64,4 +67,41 @@ export function writeTask(fleet: RealFleet, t: Record<string, unknown> & { id: s
 
 export function readTask(fleet: RealFleet, id: string): Record<string, any> {
   return JSON.parse(readFileSync(join(fleet.root, 'tasks', `${id}.json`), 'utf8'));
+}
+
+export interface RealFleetTest {
+  readonly fleet: RealFleet;
+  readonly redis: OwnRedis;
+  /** The sunset a test started, if any: closed after the file, before its fleet goes. */
+  sunset: TestSunset | null;
+}
+
+/**
+ * One real fleet (its own HOME, daemon, tmux socket, stand-in API) and one redis-server of its own for the
+ * calling test file; after it: the sunset closed, every process of the fleet ended by pid, the server stopped.
+ */
+export function useRealFleet(): RealFleetTest {
+  let fleet: RealFleet | null = null;
+  let redis: OwnRedis | null = null;
+  const t: RealFleetTest = {
+    get fleet() {
+      if (!fleet) throw new Error('useRealFleet: no fleet (its beforeAll failed?)');
+      return fleet;
+    },
+    get redis() {
+      if (!redis) throw new Error('useRealFleet: no redis-server (its beforeAll failed?)');
+      return redis;
+    },
+    sunset: null,
+  };
+  beforeAll(async () => {
+    fleet = await RealFleet.create();
+    redis = await ownRedis();
+  }, 300_000);
+  afterAll(async () => {
+    await t.sunset?.close();
+    await fleet?.destroy();
+    await redis?.destroy();
+  }, 120_000);
+  return t;
 }
