@@ -2,7 +2,7 @@
 // sunset's command line: one verb per file in src/cli/.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { EXIT, UsageError, parse, isConfigError, type Command, type Io } from './cli/common.js';
+import { EXIT, UsageError, parse, isConfigError, closedPipeSafe, type Command, type Io } from './cli/common.js';
 /** Each verb's module is loaded only when it runs: `sunset verdict` never loads BullMQ. */
 export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Command> }> = [
   { name: 'up', summary: 'run the supervisor: producers, workers and the web (or some of them)', load: async () => (await import('./cli/up.js')).upCommand },
@@ -34,6 +34,31 @@ Global options: --config FILE (else $SUNSET_CONFIG, else ./sunset.config.json, e
 Exit codes: 0 done, 1 failure, 2 bad usage or input, 3 refused because protected, 75 cap reached.`;
 }
 
+/** Levenshtein distance: how many one-letter edits turn a into b. */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** The verb nearest a mistyped one (by edit distance, or one that starts with it), when it is near enough to be meant. */
+export function nearestVerb(typed: string): string | null {
+  const t = typed.toLowerCase();
+  const prefixed = COMMANDS.filter((c) => c.name.startsWith(t) && t.length >= 2);
+  if (prefixed.length === 1) return prefixed[0].name;
+  let best: { name: string; d: number } | null = null;
+  for (const c of COMMANDS) {
+    const d = editDistance(t, c.name);
+    if (!best || d < best.d) best = { name: c.name, d };
+  }
+  // near enough: at most a third of the verb's letters wrong (one edit for short verbs)
+  return best && best.d <= Math.max(1, Math.floor(best.name.length / 3)) ? best.name : null;
+}
+
 export async function main(argv: string[], io: Io): Promise<number> {
   const [verb, ...rest] = argv;
   if (!verb || verb === '--help' || verb === '-h' || verb === 'help') {
@@ -42,7 +67,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const entry = COMMANDS.find((c) => c.name === verb);
   if (!entry) {
-    io.err(`sunset: unknown command "${verb}"\n\n${help()}`);
+    const near = nearestVerb(verb);
+    io.err(`sunset: unknown command "${verb}"${near ? ` — did you mean "${near}"?` : ''}\n\n${help()}`);
     return EXIT.usage;
   }
   try {
@@ -67,9 +93,9 @@ export async function main(argv: string[], io: Io): Promise<number> {
 const self = fileURLToPath(import.meta.url);
 const invoked = process.argv[1] ? realpathSync(process.argv[1]) : '';
 if (invoked === self) {
+  // output to a closed pipe (`sunset verdict | head -1`) ends quietly: see closedPipeSafe
   const io: Io = {
-    out: (s) => process.stdout.write(s + '\n'),
-    err: (s) => process.stderr.write(s + '\n'),
+    ...closedPipeSafe(process.stdout, process.stderr),
     env: process.env,
     cwd: process.cwd(),
   };

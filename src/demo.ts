@@ -1,14 +1,17 @@
 // `sunset demo`: a newcomer's first look. A simulated fleet (the test fleet's stand-in agents, a private
 // tmux server), windows compressed to seconds, the real pipeline narrated as it decides, then a summary.
+import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { parseConfig, type Config } from './config.js';
+import { parseConfig } from './config.js';
 import { createLogger } from './log.js';
 import { startSunset, type Running } from './pipeline/up.js';
 import { run } from './run.js';
 import { freePortNear, startPrivateRedis, type PrivateRedis } from './private-redis.js';
 import { listExits } from './store/ledger.js';
 import { Alarms } from './store/alarms.js';
+import { readAudit } from './store/audit.js';
 import { buildReport, formatBytes } from './report/report.js';
 import { REASONS, type Reason } from './doctrine/verdict.js';
 import type { PipelineDeps } from './pipeline/deps.js';
@@ -19,10 +22,52 @@ type Agent = import('../sim/fleet/fleet.js').Agent;
 export interface DemoOptions {
   env: NodeJS.ProcessEnv;
   out: (s: string) => void;
+  /** Where a failure is said (default: out). */
+  err?: (s: string) => void;
   keep: boolean;
   maxMs?: number;
   startWeb?: (deps: PipelineDeps) => Promise<{ close(): Promise<void>; url: string }>;
   webPort?: number;
+  /** With keep: resolves when the kept demo should end (default: SIGINT or SIGTERM). */
+  keepUntil?: Promise<void>;
+}
+
+/** Is `port` free on the web's loopback address? Checked before the demo builds or starts anything. */
+export async function portFree(port: number, host = '127.0.0.1'): Promise<{ free: true } | { free: false; code: string }> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once('error', (err: NodeJS.ErrnoException) => resolve({ free: false, code: err.code ?? err.message }));
+    s.listen(port, host, () => s.close(() => resolve({ free: true })));
+  });
+}
+
+/** Remove every key of the demo's host (its queues, schedulers, leases; a dry run's too) from the Redis it used. */
+export async function dropDemoKeys(url: string, host: string): Promise<number> {
+  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 2000 });
+  c.on('error', () => undefined);
+  let n = 0;
+  try {
+    await c.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await c.scan(cursor, 'MATCH', `{sunset}:*@${host}*`, 'COUNT', 1000);
+      cursor = next;
+      const mine = keys.filter((k) => k.includes(`@${host}:`) || k.includes(`@${host}.dry-run:`));
+      if (mine.length) n += await c.del(...mine);
+    } while (cursor !== '0');
+  } catch {
+    /* Redis gone: nothing left to drop there */
+  } finally {
+    c.disconnect();
+  }
+  return n;
+}
+
+/** How to run this CLI again from another terminal: the compiled one by node, the source one by tsx. */
+function cliWords(): string {
+  const file = fileURLToPath(new URL('./cli.js', import.meta.url)).replace(/\.js$/, import.meta.url.endsWith('.ts') ? '.ts' : '.js');
+  const q = (w: string) => (/^[\w@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`);
+  return file.endsWith('.ts') ? `npx tsx ${q(file)}` : `node ${q(file)}`;
 }
 
 const H = 3_600_000;
@@ -52,6 +97,19 @@ async function ping(url: string): Promise<boolean> {
 
 export async function runDemo(o: DemoOptions): Promise<number> {
   const out = o.out;
+  const err = o.err ?? out;
+  // the port first: a busy one must fail before the demo has built, started or exited anything
+  if (o.webPort !== undefined && o.webPort !== 0) {
+    if (!Number.isInteger(o.webPort) || o.webPort < 1 || o.webPort > 65535) {
+      err(`sunset demo: --port takes a port number (1–65535), not ${JSON.stringify(String(o.webPort))}`);
+      return 2;
+    }
+    const p = await portFree(o.webPort);
+    if (!p.free) {
+      err(`sunset demo: port ${o.webPort} on 127.0.0.1 is not free (${p.code}): choose another --port, or leave it out for a free one. Nothing was started.`);
+      return 2;
+    }
+  }
   const tmux = await run(['tmux', '-V'], { timeoutMs: 5000 });
   if (!tmux.ok) {
     out('sunset demo needs tmux (for the interactive sessions): install it, e.g. `apt-get install tmux`.');
@@ -66,22 +124,33 @@ export async function runDemo(o: DemoOptions): Promise<number> {
 
   const fleet = await TestFleet.create();
   let running: Running | null = null;
+  let host: string | null = null;
+  const timers: NodeJS.Timeout[] = [];
   try {
     out(`\nsunset demo — a simulated fleet in ${fleet.root}\n`);
-    const cast = await buildFleet(fleet);
-    const config = demoConfig(fleet, redis.url, o.webPort);
+    const cast = await buildFleet(fleet, timers);
+    const overrides = demoOverrides(redis.url, o.webPort);
+    host = overrides.host;
+    // the config of this fleet, as a file: with --keep, the CLI is pointed at it (printed below)
+    const configFile = fleet.writeConfig(overrides);
+    const config = parseConfig(fleet.config(overrides), { env: {} });
     const narrator = new Narrator(out, cast);
     out(`Redis: ${redis.url}${redis.own ? ' (private, for this demo)' : ''}; queues session-exit@${config.host} and friends.`);
     out(`Windows compressed: grace 2s, ask → request 2s, between requests 2s, expire after 30m idle (transcripts here are 1h old).\n`);
     running = await startSunset(config, { log: createLogger('debug', narrator.stream()), roles: o.startWeb ? ['producers', 'workers', 'web'] : ['producers', 'workers'], startWeb: o.startWeb });
-    if (running.web) out(`Bull Board: ${running.web.url}queues   fleet page: ${running.web.url}   decisions: ${running.web.url}decisions`);
+    if (running.web) {
+      out(`Bull Board: ${running.web.url}queues   fleet page: ${running.web.url}   decisions: ${running.web.url}decisions`);
+      out(o.keep ? `(they stay open while the demo is kept: until Ctrl-C)` : `(these pages close with the demo, in about a minute; \`sunset demo --keep\` keeps them open)`);
+    }
 
     // The busy session finishes its turn after a while: it is exited only once the evidence clears.
-    const clearBusy = setTimeout(() => {
-      out(`  ·    busy: finishes its turn (roster status idle, transcript goes quiet)`);
-      fleet.setStatus(cast.busy, 'idle');
-      fleet.ageTranscript(cast.busy, H);
-    }, 9000);
+    timers.push(
+      setTimeout(() => {
+        out(`  ·    busy: finishes its turn (roster status idle, transcript goes quiet)`);
+        fleet.setStatus(cast.busy, 'idle');
+        fleet.ageTranscript(cast.busy, H);
+      }, 9000),
+    );
 
     const done = () => {
       const t = (id: string) => fleet.readTask(id);
@@ -90,29 +159,30 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     };
     const deadline = Date.now() + (o.maxMs ?? 110_000);
     while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-    clearTimeout(clearBusy);
     const finishedInTime = done();
     await summary(out, running, fleet, cast, finishedInTime);
     if (o.keep) {
+      const cli = cliWords();
       out(`\n--keep: sunset is still running on the demo fleet. Ctrl-C to stop and clean up.`);
-      await new Promise<void>((resolve) => {
-        process.once('SIGINT', () => resolve());
-        process.once('SIGTERM', () => resolve());
-      });
-    }
+      out(`Its config is ${configFile}; from another terminal, point the CLI at it:`);
+      out(`  ${cli} verdict --config ${configFile}`);
+      out(`(and report, alarms, exited, exit ID … with the same --config; the agents' tmux server is \`tmux -S ${config.fleet.tmuxSocket}\`, the queues are host ${config.host} on ${redis.url})`);
+      await (o.keepUntil ??
+        new Promise<void>((resolve) => {
+          process.once('SIGINT', () => resolve());
+          process.once('SIGTERM', () => resolve());
+        }));
+    } else if (running.web) out(`\nThe demo has ended: its pages, its queues and its fleet are gone (\`sunset demo --keep\` keeps them).`);
     return 0;
+  } catch (e: any) {
+    // part-way: say it plainly, then clean up everything it started (below), whatever state it is in
+    err(`sunset demo: stopped part-way: ${e?.message ?? String(e)}. Cleaning up what it started (its sessions, its queues in Redis).`);
+    return 1;
   } finally {
-    if (running) {
-      const queues = Object.values(running.deps.producers).map((p) => p.queue);
-      await running.close();
-      // the demo's queues carry a demo-only host name: remove them from a shared Redis
-      const { Queue } = await import('bullmq');
-      for (const q of queues) {
-        const again = new Queue(q.name, { connection: (q as any).opts.connection, prefix: (q as any).opts.prefix });
-        await again.obliterate({ force: true }).catch(() => undefined);
-        await again.close();
-      }
-    }
+    for (const t of timers) clearTimeout(t);
+    if (running) await running.close().catch(() => undefined);
+    // the demo's queues carry a demo-only host name: remove every key of it from a shared Redis
+    if (host) await dropDemoKeys(redis.url, host);
     await fleet.destroy();
     await redis.own?.shutdown();
   }
@@ -130,7 +200,7 @@ interface Cast {
   names: Map<string, string>;
 }
 
-async function buildFleet(fleet: Fleet): Promise<Cast> {
+async function buildFleet(fleet: Fleet, timers: NodeJS.Timeout[]): Promise<Cast> {
   const names = new Map<string, string>();
   const spawn = async (label: string, f: () => Promise<Agent>) => {
     const a = await f();
@@ -159,36 +229,36 @@ async function buildFleet(fleet: Fleet): Promise<Cast> {
   fleet.writeTask({ id: 'demo-stubborn', state: 'active', sessionId: stubborn.sessionId });
   fleet.writeTask({ id: 'demo-inter', state: 'active', sessionId: interactive.sessionId });
   // The Driver closes its tasks a moment after sunset starts: the watcher sees them turn terminal.
-  setTimeout(() => {
-    const close = (id: string, state: string) => fleet.writeTask({ ...fleet.readTask(id), id, state });
-    finished.forEach((_, i) => close(`demo-${states[i]}`, states[i]));
-    for (const id of ['demo-busy', 'demo-attached', 'demo-stubborn', 'demo-inter']) close(id, 'done');
-  }, 1500);
+  // (Kept with the others: a demo that stops before it fires must not write into a fleet already gone.)
+  timers.push(
+    setTimeout(() => {
+      const close = (id: string, state: string) => fleet.writeTask({ ...fleet.readTask(id), id, state });
+      finished.forEach((_, i) => close(`demo-${states[i]}`, states[i]));
+      for (const id of ['demo-busy', 'demo-attached', 'demo-stubborn', 'demo-inter']) close(id, 'done');
+    }, 1500),
+  );
   return { finished, busy, attached, awaiting, active, stubborn, interactive, untasked, names };
 }
 
-function demoConfig(fleet: Fleet, redisUrl: string, webPort = 0): Config {
-  return parseConfig(
-    fleet.config({
-      host: `demo-${Math.random().toString(36).slice(2, 8)}`,
-      redisUrl,
-      probeTimeout: '5s',
-      exitRate: { max: 2, per: '1s' },
-      web: { port: webPort },
-      windows: {
-        grace: '2s',
-        silence: '1s',
-        askWait: '2s',
-        retryWait: '2s',
-        exitConfirm: '3s',
-        recheck: '1s',
-        reconcileEvery: '3s',
-        expireEvery: '4s',
-        expireIdle: '30m',
-      },
-    }),
-    { env: {} },
-  );
+function demoOverrides(redisUrl: string, webPort = 0) {
+  return {
+    host: `demo-${Math.random().toString(36).slice(2, 8)}`,
+    redisUrl,
+    probeTimeout: '5s',
+    exitRate: { max: 2, per: '1s' },
+    web: { port: webPort },
+    windows: {
+      grace: '2s',
+      silence: '1s',
+      askWait: '2s',
+      retryWait: '2s',
+      exitConfirm: '3s',
+      recheck: '1s',
+      reconcileEvery: '3s',
+      expireEvery: '4s',
+      expireIdle: '30m',
+    },
+  };
 }
 
 /** Turns the pipeline's structured log into sentences a newcomer can follow. */
@@ -233,7 +303,7 @@ class Narrator {
       case 'chain:ended':
         return once(`end/${e.taskId}`, `${w}: chain ends (${e.why})`);
       case 'exit:asked':
-        return once(`ask/${e.taskId}`, `${w}: asked once to wrap up (a message in its inbox)`);
+        return once(`ask/${e.taskId}`, `${w}: asked once to wrap up (${e.via === 'socket' ? 'a message over its messaging socket' : e.via === 'pane' ? 'a message typed into its pane' : 'a message in its inbox'})`);
       case 'exit:requested':
         return once(`req/${e.taskId}/${e.n}`, `${w}: exit request ${e.n} of 3 (on the rate-limited exit queue)`);
       case 'expire:requested':
@@ -257,7 +327,8 @@ async function summary(out: (s: string) => void, running: Running, fleet: Fleet,
   const exits = listExits(deps.config.stateDir);
   const exited = exits.filter((x) => x.outcome === 'exited');
   const freed = exited.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
-  const asked = fleet.list().filter((a) => fleet.inboxFiles(a).some((f) => f.startsWith('sunset-exit-ask-'))).length;
+  // every ask, however it was delivered (its socket, its inbox, its pane), from the audit
+  const asked = new Set(readAudit(deps.config.stateDir).filter((e) => e.event === 'exit:asked').map((e) => e.sessionId ?? e.taskId)).size;
   const snap = await deps.fleet(0);
   const report = buildReport(snap);
   out(`\n── summary ${finishedInTime ? '' : '(stopped at the time limit) '}──────────────────────────────────────`);
@@ -269,8 +340,8 @@ async function summary(out: (s: string) => void, running: Running, fleet: Fleet,
     out(`  ${(cast.names.get(s.sessionId) ?? s.label).padEnd(20)} ${s.reasons.map((r) => `${r} (${REASONS[r]})`).join('; ')}`);
   }
   out(`roster records without a pid (never acted on): ${snap.sessions.filter((x) => x.verdict === 'record').length} — 3 from the start, the rest are sessions that left`);
-  const alarms = new Alarms(deps.config).list();
-  out(`alarms: ${alarms.length}${alarms.map((a) => `\n  ${a.kind}: ${a.message}`).join('')}`);
+  const alarms = new Alarms(deps.config).open();
+  out(`alarms: ${alarms.length}${alarms.map((a) => `\n  ${a.id}  ${a.kind}: ${a.message}`).join('')}${alarms.length ? `\n  (a person closes one with \`sunset alarms ack ID\`, or on the decisions page)` : ''}`);
   const ah = report.awaitingHuman;
   const held = ah.reduce((a, x) => a + (x.rssBytes ?? 0), 0);
   out(`lanes awaiting a human: ${ah.length}, holding ${formatBytes(held)} — reported for a person, never acted on`);

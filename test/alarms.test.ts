@@ -4,7 +4,8 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { Alarms } from '../src/store/alarms.js';
+import { Alarms, alarmId } from '../src/store/alarms.js';
+import { readAudit } from '../src/store/audit.js';
 
 const base = (stateDir: string, alarms: { webhook: string | null; command: string[] | null }) => ({ stateDir, host: 'h', alarms, probeTimeout: 5000 });
 
@@ -55,5 +56,39 @@ describe('alarms', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('a person acknowledges an alarm by its id: once (a second is refused, naming the first), audited, kept in the log, out of the open list', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sunset-alarms-'));
+    const a = new Alarms(base(dir, { webhook: null, command: null }));
+    await a.raise('session-will-not-exit', 'task/t1', { taskId: 't1', sessionId: 's1', message: 'will not exit' });
+    await a.raise('cap-reached', 'hour/2026-11-30T04', { message: 'cap reached: 36/35' });
+    const log = readFileSync(join(dir, 'alarms.jsonl'), 'utf8');
+    const [first, second] = a.listed();
+    expect(first.id).toBe(alarmId('session-will-not-exit', 'task/t1'));
+    expect(first.id).toMatch(/^[0-9a-f]{8}$/);
+    expect(first.ack).toBeNull();
+    expect(a.open().map((x) => x.id)).toEqual([first.id, second.id]);
+
+    expect(a.ack('ffffffff', { by: 'gera', why: 'x' })).toEqual({ status: 'unknown-id' });
+    expect(a.ack('ab', { by: 'gera', why: 'x' })).toEqual({ status: 'unknown-id' }); // a prefix needs 4 characters
+    const r = a.ack(first.id.slice(0, 6), { by: 'gera', why: 'stopped it by hand after reading its transcript' });
+    expect(r).toMatchObject({ status: 'acknowledged', alarm: { id: first.id, kind: 'session-will-not-exit', ack: { by: 'gera', why: 'stopped it by hand after reading its transcript' } } });
+    const again = new Alarms(base(dir, { webhook: null, command: null })).ack(first.id, { by: 'someone else', why: 'again' });
+    expect(again).toMatchObject({ status: 'already', ack: { by: 'gera' } });
+
+    // the alarm itself is untouched: the log is append-only, and lists it still
+    expect(readFileSync(join(dir, 'alarms.jsonl'), 'utf8')).toBe(log);
+    expect(a.list()).toHaveLength(2);
+    expect(a.open().map((x) => x.id)).toEqual([second.id]);
+    expect(a.listed().find((x) => x.id === first.id)!.ack).toMatchObject({ by: 'gera', at: expect.any(String) });
+    // a new Alarms (a restart) reads the same state; and the ack is audited once, with who and why
+    expect(new Alarms(base(dir, { webhook: null, command: null })).open()).toHaveLength(1);
+    expect(readAudit(dir).filter((e) => e.event === 'alarm:acknowledged')).toEqual([
+      expect.objectContaining({ alarmId: first.id, kind: 'session-will-not-exit', key: 'task/t1', taskId: 't1', sessionId: 's1', by: 'gera', why: 'stopped it by hand after reading its transcript' }),
+    ]);
+    // an ack without a reason says so; redeliver() does not mistake acks for alarms to deliver
+    expect(a.ack(second.id, { by: 'gera', why: '  ' })).toMatchObject({ status: 'acknowledged', ack: { why: '(no reason given)' } });
+    expect(await a.redeliver()).toBe(0);
   });
 });

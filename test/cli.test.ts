@@ -65,7 +65,8 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect((await sunsetCli(['exit', 'no-such-session', '--config', cfg])).code).toBe(2);
     const r = await sunsetCli(['exit', rec.id, '--config', cfg, '--override-protection']);
     expect(r.code).toBe(3);
-    expect(r.stderr).toMatch(/no override/);
+    // said plainly: once "is record:\n  record: record"
+    expect(r.stderr.trim()).toBe(`sunset exit: ${rec.id} is a roster record (no process): nothing to exit`);
 
     const noReason = await sunsetCli(['exit', busy.id, '--config', cfg, '--override-protection']);
     expect(noReason.code).toBe(2);
@@ -135,13 +136,40 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect(text.stdout.indexOf('old')).toBeLessThan(text.stdout.indexOf('young'));
   });
 
-  it('sunset alarms lists what was raised', async () => {
+  it('sunset alarms lists the open alarms with their ids; ack ID closes one (audited, kept in the log, listed by --all); --json is an object, --array the bare list', async () => {
     const cfg = ctx.fleet.writeConfig();
     expect((await sunsetCli(['alarms', '--config', cfg])).stdout).toMatch(/no alarms/);
-    const { Alarms } = await import('../src/store/alarms.js');
+    const { Alarms, alarmId } = await import('../src/store/alarms.js');
     const { parseConfig } = await import('../src/config.js');
-    await new Alarms(parseConfig(ctx.fleet.config())).raise('session-will-not-exit', 'task/x', { taskId: 'x', sessionId: 's', message: 'session s will not exit' });
+    const alarms = new Alarms(parseConfig(ctx.fleet.config()));
+    await alarms.raise('session-will-not-exit', 'task/x', { taskId: 'x', sessionId: 's', message: 'session s will not exit' });
+    await alarms.raise('cap-reached', 'hour/2026-11-30T04', { message: 'cap reached: 36/35' });
+    const id = alarmId('session-will-not-exit', 'task/x');
+    const list = await sunsetCli(['alarms', '--config', cfg]);
+    expect(list.stdout).toMatch(new RegExp(`^${id}  \\S+  session-will-not-exit\\s+session s will not exit$`, 'm'));
     const j = JSON.parse((await sunsetCli(['alarms', '--json', '--config', cfg])).stdout);
-    expect(j).toMatchObject([{ kind: 'session-will-not-exit', taskId: 'x', message: 'session s will not exit' }]);
+    expect(j).toMatchObject({ alarms: [{ id, kind: 'session-will-not-exit', taskId: 'x', message: 'session s will not exit', ack: null }, { kind: 'cap-reached' }] });
+    expect(JSON.parse((await sunsetCli(['alarms', '--json', '--array', '--config', cfg])).stdout)).toMatchObject([{ id, kind: 'session-will-not-exit' }, { kind: 'cap-reached' }]);
+
+    const ack = await sunsetCli(['alarms', 'ack', id, '--reason', 'stopped it myself', '--config', cfg]);
+    expect(ack.code).toBe(0);
+    expect(ack.stdout).toMatch(new RegExp(`alarm ${id} \\(session-will-not-exit\\) acknowledged`));
+    const again = await sunsetCli(['alarms', 'ack', id, '--config', cfg]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/already acknowledged, .* by \S+: stopped it myself/);
+    expect((await sunsetCli(['alarms', 'ack', 'deadbeef', '--config', cfg])).code).toBe(2);
+    expect((await sunsetCli(['alarms', 'ack', '--config', cfg])).code).toBe(2);
+    expect((await sunsetCli(['alarms', 'nack', id, '--config', cfg])).code).toBe(2);
+
+    const open = await sunsetCli(['alarms', '--config', cfg]);
+    expect(open.stdout).not.toContain(id);
+    expect(open.stdout).toMatch(/cap-reached[\s\S]*1 acknowledged, not shown: sunset alarms --all/);
+    const all = await sunsetCli(['alarms', '--all', '--config', cfg]);
+    expect(all.stdout).toMatch(new RegExp(`^${id} .*session s will not exit\\n\\s+acknowledged \\S+ by \\S+: stopped it myself$`, 'm'));
+    const allJson = JSON.parse((await sunsetCli(['alarms', '--all', '--json', '--config', cfg])).stdout);
+    expect(allJson.alarms[0]).toMatchObject({ id, ack: { why: 'stopped it myself' } });
+    const audit = readFileSync(join(ctx.fleet.config().stateDir, 'audit.jsonl'), 'utf8');
+    expect(audit.match(/"event":"alarm:acknowledged"/g)).toHaveLength(1);
+    expect(readFileSync(join(ctx.fleet.config().stateDir, 'alarms.jsonl'), 'utf8').trim().split('\n')).toHaveLength(2);
   });
 });

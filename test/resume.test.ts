@@ -56,7 +56,8 @@ describe('sunset exited / sunset resume on a test fleet', () => {
     const cfg = ctx.fleet.writeConfig({ host, windows: FAST_WINDOWS });
     const exited = await runCli(['exited', '--json', '--config', cfg]);
     expect(exited.code).toBe(0);
-    const listed = JSON.parse(exited.stdout);
+    const listed = JSON.parse(exited.stdout).entries; // { entries } as GET /api/exited; --array gives the bare list
+    expect(JSON.parse((await runCli(['exited', '--json', '--array', '--config', cfg])).stdout)).toEqual(listed);
     expect(listed).toMatchObject([{ outcome: 'exited', taskId: 'ti', sessionId: i.sessionId, kind: 'interactive', cwd: i.cwd, resume: [ctx.fleet.claudeBin, '--resume', i.sessionId] }]);
     const r = await runCli(['resume', 'ti', '--config', cfg], { env: { TMUX: '' } });
     expect(r.code).toBe(0);

@@ -71,7 +71,8 @@ Exit codes: 0 printed, 1 the roster probe failed, 2 bad usage or config.`,
       );
     } else if (!snap.roster.ok) io.err(`sunset cap: the roster probe failed, so the count is unknown: ${snap.roster.error}`);
     else io.out(formatCap(c, { admitting, queued, at: snap.at, redisError }));
-    for (const p of snap.problems) io.err(`sunset: ${p}`);
+    // the roster's failure is said once, above (it is also the first of the problems)
+    for (const p of snap.problems) if (snap.roster.ok || p !== snap.roster.error || values.json) io.err(`sunset: ${p}`);
     return snap.roster.ok ? EXIT.ok : EXIT.failure;
   },
 };

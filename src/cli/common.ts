@@ -1,6 +1,9 @@
 // What every command shares: exit codes, argument parsing, config loading, output.
+import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { Writable } from 'node:stream';
 import { ConfigError, loadConfig, type Config } from '../config.js';
+import { createLogger, type Logger } from '../log.js';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, protected: 3, capReached: 75 } as const;
 
@@ -13,6 +16,35 @@ export interface Io {
   err: (s: string) => void;
   env: NodeJS.ProcessEnv;
   cwd: string;
+}
+
+/**
+ * `out` and `err` on the process's streams, safe on a closed pipe: `sunset verdict | head -1` closes stdout
+ * after one line, and the next write fails with EPIPE — emitted on the stream, where no one listens, so it
+ * was an uncaught stack trace and exit 1. Here a stream whose reader has gone is marked closed, every later
+ * write to it is dropped, and the command runs to its end (its cleanup, its exit code) as it would have.
+ */
+export function closedPipeSafe(stdout: NodeJS.WritableStream, stderr: NodeJS.WritableStream): Pick<Io, 'out' | 'err'> {
+  const guard = (stream: NodeJS.WritableStream) => {
+    let closed = false;
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err?.code === 'EPIPE' || err?.code === 'ERR_STREAM_DESTROYED' || closed) {
+        closed = true;
+        return;
+      }
+      throw err;
+    });
+    return (s: string) => {
+      if (closed) return;
+      try {
+        stream.write(s + '\n');
+      } catch (err: any) {
+        if (err?.code !== 'EPIPE' && err?.code !== 'ERR_STREAM_DESTROYED') throw err;
+        closed = true;
+      }
+    };
+  };
+  return { out: guard(stdout), err: guard(stderr) };
 }
 
 export interface Command {
@@ -60,4 +92,40 @@ export function config(values: Record<string, any>, io: Io): Config {
 
 export function isConfigError(err: unknown): err is ConfigError {
   return err instanceof ConfigError;
+}
+
+/** Who is typing: the login name, audited as the person behind an exit or an acknowledgement. */
+export function personName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? '?'}`;
+  }
+}
+
+/**
+ * A logger for a one-shot verb: what the pipeline logs at `level` and above reaches the person as a plain
+ * sentence on stderr (`sunset expire: …`), never a raw JSON line; events the verb says itself are left out.
+ */
+export function plainLogger(io: Io, verb: string, o: { level?: string; said?: string[] } = {}): Logger {
+  const said = new Set(o.said ?? []);
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      for (const line of String(chunk).split('\n')) {
+        if (!line.trim()) continue;
+        let e: Record<string, unknown>;
+        try {
+          e = JSON.parse(line);
+        } catch {
+          io.err(`sunset ${verb}: ${line}`);
+          continue;
+        }
+        if (typeof e.event === 'string' && said.has(e.event)) continue;
+        const error = typeof e.error === 'string' && !String(e.msg ?? '').includes(e.error) ? `: ${e.error}` : '';
+        io.err(`sunset ${verb}: ${e.msg ?? e.event ?? line}${error}`);
+      }
+      cb();
+    },
+  });
+  return createLogger(o.level ?? 'warn', sink);
 }

@@ -1,21 +1,23 @@
 import { Alarms } from '../store/alarms.js';
 import { loadResumeEntries, resumeLines } from '../report/resume.js';
 import { formatBytes } from '../report/report.js';
-import { EXIT, config, type Command } from './common.js';
+import { EXIT, UsageError, config, type Command } from './common.js';
 
 export const exitedCommand: Command = {
   name: 'exited',
   summary: 'the resume ledger: sessions sunset exited (or gave up on), and how to bring each back',
-  usage: `usage: sunset exited [--json] [--config FILE]
+  usage: `usage: sunset exited [--json [--array]] [--config FILE]
 
 Every session sunset exited — task, session id, cwd, kind, when, why, memory freed, and the
 command that resumes it — and every one it gave up on, newest first. \`sunset resume ID\`
-brings one back (through the cap).`,
-  options: { json: { type: 'boolean' } },
+brings one back (through the cap). --json prints { "entries": [ … ] } (as GET /api/exited);
+--array the bare list (older scripts).`,
+  options: { json: { type: 'boolean' }, array: { type: 'boolean' } },
   async run({ values }, io) {
+    if (values.array && !values.json) throw new UsageError(`--array goes with --json\n\n${this.usage}`);
     const cfg = config(values, io);
     const entries = loadResumeEntries(cfg, new Alarms(cfg).list());
-    if (values.json) io.out(JSON.stringify(entries, null, 2));
+    if (values.json) io.out(JSON.stringify(values.array ? entries : { entries }, null, 2));
     else if (!entries.length) io.out('nothing exited yet');
     else
       for (const e of entries) {

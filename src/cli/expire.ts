@@ -1,8 +1,7 @@
 import { createDeps, closeProducers } from '../pipeline/deps.js';
 import { runExpireScan } from '../pipeline/expire.js';
-import { createLogger } from '../log.js';
 import { formatDuration } from '../duration.js';
-import { EXIT, config, type Command } from './common.js';
+import { EXIT, config, plainLogger, type Command } from './common.js';
 
 export const expireCommand: Command = {
   name: 'expire',
@@ -19,7 +18,8 @@ Exit codes: 0 done, 1 the roster probe failed (nothing expires), 2 bad usage or 
   options: { 'dry-run': { type: 'boolean' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
   async run({ values }, io) {
     const cfg = config(values, io);
-    const deps = createDeps(cfg, { log: createLogger('warn') });
+    // the pipeline's warnings as sentences; the roster's failure is said below, once
+    const deps = createDeps(cfg, { log: plainLogger(io, 'expire', { said: ['expire:roster-failed'] }) });
     try {
       const r = await runExpireScan(deps, { dryRun: values['dry-run'] });
       if (values.json) io.out(JSON.stringify(r, null, 2));

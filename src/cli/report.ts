@@ -22,7 +22,8 @@ Exit codes: 0 = printed, 1 = the roster probe failed, 2 = bad usage or config.`,
     const r = buildReport(snap, { availableBytes: available, pressure: underPressure(cfg.memoryFloorMB === null ? null : cfg.memoryFloorMB * 1024 * 1024, available) });
     if (values.json) io.out(JSON.stringify(r, null, 2));
     else io.out(formatReport(r));
-    for (const p of snap.problems) io.err(`sunset: ${p}`);
+    // a failed roster is said in the report itself; the other problems on stderr
+    for (const p of snap.problems) if (values.json || snap.roster.ok || p !== snap.roster.error) io.err(`sunset: ${p}`);
     return snap.roster.ok ? EXIT.ok : EXIT.failure;
   },
 };
@@ -32,7 +33,7 @@ const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? on
 export function formatReport(r: Report): string {
   const out: string[] = [];
   out.push(`sunset report — ${r.host}, ${r.at}`);
-  if (!r.roster.ok) out.push(`roster probe FAILED: ${r.roster.error}`);
+  if (!r.roster.ok) return formatFailedReport(r, out);
   out.push(`roster: ${count(r.roster.rows, 'row')} — ${count(r.roster.live, 'live session')}, ${count(r.roster.records, 'record')} (no pid), ${r.roster.gone} gone`);
   out.push(`tasks: ${r.tasks.total}${r.tasks.invalid ? ` (+${r.tasks.invalid} invalid)` : ''} — ${Object.entries(r.tasks.byState).sort((a, b) => b[1] - a[1]).map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
   out.push(`memory held by live sessions: ${formatBytes(r.memory.totalBytes)}`);
@@ -56,5 +57,18 @@ export function formatReport(r: Report): string {
   for (const x of ah) {
     out.push(`  ${x.taskId.padEnd(24)} waiting ${formatDuration(x.waitedMs).padEnd(8)} (since ${x.waitingSince}, from ${x.waitingSinceFrom})  ${x.live ? formatBytes(x.rssBytes) : 'no live session'}`);
   }
+  return out.join('\n');
+}
+
+/** The roster did not answer: say so, and only what is known without it — never a report of zeros. */
+function formatFailedReport(r: Report, out: string[]): string {
+  out.push(`the roster probe FAILED: ${r.roster.error}`);
+  out.push(`so the sessions, the memory they hold, their lanes and which may leave are unknown (not zero); nothing is asked or exited until it answers`);
+  out.push(`what is known without it:`);
+  out.push(`  tasks: ${r.tasks.total}${r.tasks.invalid ? ` (+${r.tasks.invalid} invalid)` : ''} — ${Object.entries(r.tasks.byState).sort((a, b) => b[1] - a[1]).map(([s, n]) => `${n} ${s}`).join(', ') || 'none'}`);
+  if (r.memory.availableBytes !== null) out.push(`  MemAvailable ${formatBytes(r.memory.availableBytes)}${r.memory.pressure ? ' — UNDER the floor' : ''}`);
+  const ah = r.awaitingHuman;
+  out.push(`  lanes awaiting a human (from their task files): ${ah.length}${ah.length ? ' — which sessions hold them, and how much memory, is unknown' : ''}`);
+  for (const x of ah) out.push(`    ${x.taskId.padEnd(24)} waiting ${formatDuration(x.waitedMs).padEnd(8)} (since ${x.waitingSince}, from ${x.waitingSinceFrom})`);
   return out.join('\n');
 }
