@@ -213,11 +213,13 @@ describe('the fleet page: where memory goes, what came back, over time', () => {
 });
 
 describe('the decisions page', () => {
-  it('shows lanes awaiting a human and an alarm; a person exits a lane from the page and it leaves by its own path', async () => {
+  it('shows lanes awaiting a human (the header counts what the table lists) and an alarm; a person exits a lane from the page and it leaves by its own path, and the page says so', async () => {
     const lane = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
     ctx.fleet.writeTask({ id: 'pricing-question', state: 'awaiting-human', sessionId: lane.sessionId, stateChangedAt: new Date(Date.now() - 269 * H).toISOString() });
     const lane2 = await ctx.fleet.spawnBackground({ transcriptAgeMs: 50 * H });
     ctx.fleet.writeTask({ id: 'api-naming', state: 'awaiting-human', sessionId: lane2.sessionId, awaitingHumanSince: new Date(Date.now() - 46 * H).toISOString() });
+    // a lane whose session is not running: the table lists it, so the header counts it
+    ctx.fleet.writeTask({ id: 'copy-review', state: 'awaiting-human', sessionId: 'sid-not-running', stateChangedAt: new Date(Date.now() - 10 * H).toISOString() });
     // a session the chain gave up on: its task file latched as the retry worker leaves it, and its alarm
     const stubborn = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     const t0 = Date.now() - 2 * H;
@@ -233,11 +235,13 @@ describe('the decisions page', () => {
 
     await page.goto(new URL('/decisions', web.url).href);
     const lanes = page.locator('#awaiting tbody tr');
-    expect(await lanes.count()).toBe(2);
+    expect(await lanes.count()).toBe(3);
     expect(await lanes.nth(0).getAttribute('data-task')).toBe('pricing-question'); // oldest first
     expect(await lanes.nth(0).innerText()).toMatch(/11 days[\s\S]*from stateChangedAt/);
     expect(await lanes.nth(1).innerText()).toMatch(/46 h[\s\S]*from awaitingHumanSince/);
-    expect(await page.locator('p.headline').innerText()).toMatch(/across 2 lanes awaiting a human, \d+ % of the fleet's/);
+    expect(await lanes.nth(2).innerText()).toMatch(/not running/);
+    // the header once counted only the lanes with a running session (2) while the table listed 3
+    expect(await page.locator('p.headline').innerText()).toMatch(/across 3 lanes awaiting a human, \d+ % of the fleet's [\d.]+ [MG]B\. \(1 of them has no running session\.\)/);
     const alarm = page.locator('#alarms tbody tr[data-kind="session-will-not-exit"]');
     expect(await alarm.count()).toBe(1);
     expect(await alarm.innerText()).toContain('migrate-db');
@@ -248,19 +252,115 @@ describe('the decisions page', () => {
     await form.locator('input[name=reason]').fill('parked for two weeks; the box needs the memory');
     await form.locator('button').click();
     await expect.poll(() => form.locator('output').textContent(), POLL).toMatch(/Refused: .* is protected \(its task is still open/);
+    expect(await page.locator('#notices .notice.bad').count()).toBe(1);
     expect(ctx.fleet.isAlive(lane)).toBe(true);
 
     // with it, the person's decision goes through the same queue as `sunset exit`
     await form.locator('input[name=override]').check();
     await form.locator('button').click();
     await expect.poll(() => page.locator('#notices .notice.ok').first().textContent(), POLL).toMatch(/requested \(job person\//);
+    // the new notice replaced the red one: no stale refusal stays under it
+    expect(await page.locator('#notices .notice').count()).toBe(1);
     await page.screenshot({ path: join(ARTIFACTS, 'decisions-after-request.png'), fullPage: false });
     await until('the lane left', () => !ctx.fleet.isAlive(lane));
+    // the page follows the exit it requested to its outcome, and says it
+    await expect.poll(() => page.locator('#notices .notice').first().textContent(), POLL).toMatch(new RegExp(`^Session ${lane.id} exited: it left by its own exit path \\(claude stop\\)`));
+    expect(await page.locator('#notices .notice.ok').count()).toBe(1);
     expect(ctx.fleet.ended(lane)).toMatchObject([{ how: 'stop' }]);
     expect(ctx.fleet.isAlive(lane2) && ctx.fleet.isAlive(stubborn)).toBe(true);
     const audit = readFileSync(join(ctx.sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
     expect(audit).toMatch(/"event":"exit:person-request".*"why":"parked for two weeks; the box needs the memory","override":true/);
     stayedHome(web, [409]); // the refusal above
+  }, SLOW);
+
+  it("a person's exit that does not take (still running) says so on the page; a person acknowledges the alarm, which leaves the list and the fleet page's count", async () => {
+    const stubborn = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
+    const t0 = Date.now() - 2 * H;
+    const at = (min: number) => new Date(t0 + min * 60_000).toISOString();
+    ctx.fleet.writeTask({ id: 'migrate-db', state: 'done', sessionId: stubborn.sessionId, releasedAt: at(0), exitAskedAt: at(15), exitRequests: 3, exitRequestedAt: at(45), exitGaveUpAt: at(55) });
+    const web = await up(['workers', 'web']);
+    const alarms = ctx.sunset!.deps.alarms;
+    await alarms.raise('session-will-not-exit', 'migrate-db', { taskId: 'migrate-db', sessionId: stubborn.sessionId, message: `session ${stubborn.id} did not exit after 3 requests (task migrate-db): a person decides` });
+    await alarms.raise('cap-reached', 'hour/2026-11-30T04', { message: 'cap reached: 36/35; a start was refused' });
+    const [willNot, cap] = alarms.listed();
+
+    // the fleet page shows the open alarms at a glance, linking to Decisions
+    await page.goto(web.url);
+    const count = page.locator('a#open-alarms');
+    expect(await count.innerText()).toMatch(/^2\s+open alarms →$/);
+    expect(await count.getAttribute('class')).toContain('bad');
+    await count.click();
+    await page.waitForURL(/\/decisions#alarms-card$/);
+
+    // a person asks the stubborn session to leave once more, overriding "gave up": it does not, and the page says so
+    const row = page.locator(`#alarms tr[data-alarm="${willNot.id}"]`);
+    expect(await row.innerText()).toContain(willNot.id);
+    const exitForm = row.locator('form.exit-form');
+    await exitForm.locator('input[name=reason]').fill('one more try before I look at it');
+    await exitForm.locator('input[name=override]').check();
+    await exitForm.locator('button').click();
+    await expect.poll(() => page.locator('#notices .notice').first().textContent(), POLL).toMatch(/requested \(job person\//);
+    // still-running comes after exitConfirm (3 s here): the page polls GET /api/exit/<jobId> until the ledger has it
+    await expect
+      .poll(() => page.locator('#notices .notice').first().textContent(), { timeout: 30_000, interval: 200 })
+      .toMatch(new RegExp(`^Session ${stubborn.id} is still running: it was asked to leave \\(claude stop\\) and had not left when sunset stopped waiting \\(3s, windows\\.exitConfirm\\)\\. sunset does not force it`));
+    expect(await page.locator('#notices .notice.bad').count()).toBe(1);
+    expect(await page.locator('#notices .notice').count()).toBe(1);
+    expect(ctx.fleet.isAlive(stubborn)).toBe(true);
+    await page.screenshot({ path: join(ARTIFACTS, 'decisions-still-running.png'), fullPage: false });
+
+    // acknowledged: the alarm leaves the list (it stays in the log), audited with who and why
+    const ackForm = page.locator(`#alarms tr[data-alarm="${willNot.id}"] form.ack-form`);
+    await ackForm.locator('input[name=reason]').fill('I will stop it by hand after reading its transcript');
+    await ackForm.locator('button').click();
+    await expect.poll(() => page.locator('#notices .notice').first().textContent(), POLL).toBe(`Alarm ${willNot.id} acknowledged: it leaves the list and stays in the log (sunset alarms --all).`);
+    expect(await page.locator('#notices .notice.ok').count()).toBe(1); // the red one before it is gone
+    await expect.poll(() => page.locator(`#alarms tr[data-alarm="${willNot.id}"]`).count(), POLL).toBe(0);
+    expect(await page.locator(`#alarms tr[data-alarm="${cap.id}"]`).count()).toBe(1);
+    expect(await page.locator('#alarms-card').innerText()).toMatch(/1 alarm acknowledged, not listed/);
+    expect(alarms.list()).toHaveLength(2);
+    expect(alarms.open().map((a) => a.id)).toEqual([cap.id]);
+    const audit = readFileSync(join(ctx.sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
+    expect(audit).toMatch(new RegExp(`"event":"alarm:acknowledged".*"alarmId":"${willNot.id}".*"by":"web 127\\.0\\.0\\.1","why":"I will stop it by hand after reading its transcript"`));
+    await page.screenshot({ path: join(ARTIFACTS, 'decisions-acknowledged.png'), fullPage: true });
+
+    await page.goto(web.url);
+    expect(await page.locator('a#open-alarms').innerText()).toMatch(/^1\s+open alarm →$/);
+    stayedHome(web);
+  }, SLOW);
+});
+
+describe('on a phone', () => {
+  it('at 390 px wide nothing overflows the page: each table scrolls sideways inside its card', async () => {
+    for (let i = 0; i < 3; i++) await ctx.fleet.spawnBackground({ transcriptAgeMs: 2 * H });
+    const waiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 30 * H });
+    ctx.fleet.writeTask({ id: 'a-rather-long-task-name-for-a-phone', state: 'awaiting-human', sessionId: waiting.sessionId });
+    const asked = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const t0 = Date.now() - H;
+    ctx.fleet.writeTask({ id: 'ship-report', state: 'done', sessionId: asked.sessionId, releasedAt: new Date(t0).toISOString(), exitAskedAt: new Date(t0 + 60_000).toISOString(), exitRequests: 1, exitRequestedAt: new Date(t0 + 120_000).toISOString() });
+    ctx.fleet.addRecords(2);
+    writeExit(ctx.fleet.stateDir, { jobId: 'request/ship-report/1', reason: 'request', taskId: 'ship-report', sessionId: '7569525c-f279-4fd9-88c7-a8ca4cffa11c', id: '7569525c', kind: 'background', cwd: '/home/me/work/a folder with a long name/ship report', n: 1, calledAt: new Date().toISOString(), finishedAt: new Date().toISOString(), outcome: 'exited', rssBytes: 612 * 1024 ** 2 });
+    const web = await up(['web']);
+    await ctx.sunset!.deps.alarms.raise('session-will-not-exit', 'task/x', { taskId: 'x', sessionId: waiting.sessionId, message: 'a session that did not exit after three requests, with a long message' });
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const [path, shot, tables] of [['/', 'fleet-phone.png', ['sessions', 'exited-table']], ['/decisions', 'decisions-phone.png', ['awaiting', 'alarms']]] as const) {
+      await page.goto(new URL(path, web.url).href);
+      await page.locator(`#${tables[0]}`).waitFor();
+      // the page itself is no wider than the screen
+      expect({ path, width: await page.evaluate(() => document.documentElement.scrollWidth) }).toEqual({ path, width: 390 });
+      for (const id of tables) {
+        const box = await page.locator(`#${id}`).evaluate((t) => {
+          const wrap = t.parentElement!;
+          const card = t.closest('section.card')!.getBoundingClientRect();
+          const w = wrap.getBoundingClientRect();
+          return { overflowX: getComputedStyle(wrap).overflowX, insideCard: w.left >= card.left - 0.5 && w.right <= card.right + 0.5, scrolls: wrap.scrollWidth > wrap.clientWidth };
+        });
+        expect({ path, id, ...box }).toMatchObject({ path, id, overflowX: 'auto', insideCard: true });
+        if (id === 'sessions') expect(box.scrolls).toBe(true); // wider than a phone: it scrolls, inside its card
+      }
+      await page.screenshot({ path: join(ARTIFACTS, shot), fullPage: true });
+    }
+    stayedHome(web);
   }, SLOW);
 });
 

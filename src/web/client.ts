@@ -1,9 +1,13 @@
 // The pages' only script, served inline and allowed by its hash (CSP): sort a table by a click on its
-// header, refresh the page's live part every few seconds (not while a person is typing), and send the
-// exit forms to POST /api/exit/:id with the token, same-origin.
+// header, refresh the page's live part every few seconds (not while a person is typing), send the exit
+// forms to POST /api/exit/:id with the token, same-origin, and then follow the exit it requested to its
+// outcome (GET /api/exit/<jobId>); send the alarm forms to POST /api/alarms/:id/ack.
 import { createHash } from 'node:crypto';
 
 export const REFRESH_MS = 5000;
+/** How often the page asks what became of the exit it requested, and for how long. */
+export const OUTCOME_POLL_MS = 1000;
+export const OUTCOME_GIVE_UP_MS = 15 * 60_000;
 
 export const CLIENT_JS = `(() => {
   'use strict';
@@ -78,20 +82,48 @@ export const CLIENT_JS = `(() => {
   setInterval(refresh, ${REFRESH_MS});
 
   const notices = document.getElementById('notices');
+  // one notice at a time: a new one replaces the old (a stale red one never lingers under a green one);
+  // a good one fades after a while, a bad one stays until the next replaces it
   function notice(text, kind) {
     if (!notices) return;
     const p = document.createElement('p');
     p.className = 'notice ' + kind;
-    p.setAttribute('role', 'status');
+    p.setAttribute('role', kind === 'bad' ? 'alert' : 'status');
     p.textContent = text;
-    notices.prepend(p);
-    // the newest stays in view; older ones fade after a while, and at most five remain
-    setTimeout(() => { p.classList.add('fading'); setTimeout(() => p.remove(), 700); }, 20000);
-    while (notices.children.length > 5) notices.lastElementChild.remove();
+    notices.replaceChildren(p);
+    if (kind !== 'bad') setTimeout(() => { p.classList.add('fading'); setTimeout(() => p.remove(), 700); }, 20000);
+  }
+
+  function say(form, text, kind) {
+    const out = form && form.isConnected ? form.querySelector('output') : null;
+    if (out) { out.textContent = text; out.className = kind; }
+    notice(text, kind);
+  }
+
+  // the exit it requested, followed to its outcome: what the exit worker wrote in the ledger, said plainly
+  function follow(jobId, label, form) {
+    const path = '/api/exit/' + jobId.split('/').map(encodeURIComponent).join('/');
+    const until = Date.now() + ${OUTCOME_GIVE_UP_MS};
+    const tick = async () => {
+      try {
+        const res = await fetch(path, { headers: { accept: 'application/json' }, credentials: 'same-origin', cache: 'no-store' });
+        const body = await res.json().catch(() => ({}));
+        if (res.ok && body.status === 'finished') {
+          const good = body.outcome === 'exited' || body.outcome === 'would-exit';
+          const text = body.words || ('Exit of ' + label + ': ' + body.outcome);
+          say(form, text.charAt(0).toUpperCase() + text.slice(1) + '.', good ? 'ok' : 'bad');
+          document.dispatchEvent(new CustomEvent('sunset:outcome', { detail: body }));
+          return;
+        }
+      } catch {}
+      if (Date.now() > until) return say(form, 'No outcome yet for the exit of ' + label + ' (job ' + jobId + '): is sunset up running its workers? sunset exited, or the audit, will say.', 'bad');
+      setTimeout(tick, ${OUTCOME_POLL_MS});
+    };
+    setTimeout(tick, ${OUTCOME_POLL_MS});
   }
 
   function explain(status, body, id) {
-    if (status === 202) return 'Exit of ' + (body.id || id) + ' requested (job ' + body.jobId + '). It leaves by its own exit path, at the exit rate.';
+    if (status === 202) return 'Exit of ' + (body.id || id) + ' requested (job ' + body.jobId + '): on the exit queue, at the exit rate. Waiting for its outcome…';
     if (status === 409) {
       const why = (body.reasonWords || body.reasons || []).join('; ');
       return 'Refused: ' + (body.id || id) + ' is ' + body.verdict + (why ? ' (' + why + ')' : '') + '. ' +
@@ -103,6 +135,41 @@ export const CLIENT_JS = `(() => {
     if (status === 403) return 'Refused: ' + (body.error || 'forbidden') + '.';
     return 'Failed (' + status + '): ' + (body.error || 'unknown error');
   }
+
+  function explainAck(status, body, id) {
+    if (status === 200 || status === 202) return 'Alarm ' + id + ' acknowledged: it leaves the list and stays in the log (sunset alarms --all).';
+    if (status === 409) return body.status === 'dry-run' ? 'Not acknowledged: ' + body.error + '.' : 'Already acknowledged: ' + (body.error || id) + '.';
+    if (status === 404) return 'No alarm has the id ' + id + '.';
+    if (status === 401) return 'The server did not accept the token: reload the page.';
+    if (status === 403) return 'Refused: ' + (body.error || 'forbidden') + '.';
+    return 'Failed (' + status + '): ' + (body.error || 'unknown error');
+  }
+
+  document.addEventListener('submit', async (e) => {
+    const form = e.target.closest('form.ack-form');
+    if (!form) return;
+    e.preventDefault();
+    const id = form.dataset.alarm || '';
+    const reason = (form.elements.reason?.value || '').trim();
+    const button = form.querySelector('button');
+    if (button) button.disabled = true;
+    try {
+      const res = await fetch('/api/alarms/' + encodeURIComponent(id) + '/ack', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer ' + token },
+        body: JSON.stringify({ reason }),
+        credentials: 'same-origin',
+      });
+      const body = await res.json().catch(() => ({}));
+      const ok = res.status === 200 || res.status === 202;
+      say(form, explainAck(res.status, body, id), ok ? 'ok' : 'bad');
+      if (ok) { form.reset(); if (document.activeElement && form.contains(document.activeElement)) document.activeElement.blur(); refresh(); }
+    } catch (err) {
+      notice('The request did not reach the server: ' + err.message, 'bad');
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
 
   document.addEventListener('submit', async (e) => {
     const form = e.target.closest('form.exit-form');
@@ -122,11 +189,8 @@ export const CLIENT_JS = `(() => {
         credentials: 'same-origin',
       });
       const body = await res.json().catch(() => ({}));
-      const text = explain(res.status, body, id);
-      const out = form.querySelector('output');
-      if (out) { out.textContent = text; out.className = res.status === 202 ? 'ok' : 'bad'; }
-      notice(text, res.status === 202 ? 'ok' : 'bad');
-      if (res.status === 202) form.reset();
+      say(form, explain(res.status, body, id), res.status === 202 ? 'ok' : 'bad');
+      if (res.status === 202) { form.reset(); follow(body.jobId, body.id || id, form); }
     } catch (err) {
       notice('The request did not reach the server: ' + err.message, 'bad');
     } finally {

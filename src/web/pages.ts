@@ -10,7 +10,7 @@ import { CHART_WIDTH, type OverTime } from './over-time.js';
 import { formatBytes, type Report } from '../report/report.js';
 import { formatDuration } from '../duration.js';
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
-import type { Alarm } from '../store/alarms.js';
+import type { ListedAlarm } from '../store/alarms.js';
 import type { ResumeEntry } from '../report/resume.js';
 
 type Nav = 'fleet' | 'decisions' | 'login';
@@ -48,6 +48,9 @@ ${o.token ? html`<meta name="sunset-token" content="${o.token}">` : ''}
 ${o.nav === 'login' ? '' : html`<script>${raw(CLIENT_JS)}</script>`}
 </body></html>`}`;
 }
+
+/** A table scrolls sideways inside its card when the screen is narrower than it (a phone). */
+const scroll = (table: Html) => html`<div class="table-scroll">${table}</div>`;
 
 const VERDICT_ORDER: Record<string, number> = { eligible: 0, protected: 1, gone: 2, record: 3 };
 const cls = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]/g, '');
@@ -98,6 +101,11 @@ function overheadWords(o: NonNullable<Report['memory']['overhead']>): string {
   return `beside its sessions Claude Code holds: daemon ${formatBytes(k.daemon.bytes)}, warm spares ${formatBytes(k.spare.bytes)}, people's clients ${formatBytes(k.clients.bytes)}, other ${formatBytes(k.other.bytes)}`;
 }
 
+function openAlarmsFigure(n: number): Html {
+  const title = n ? `${plural(n, 'alarm')} no person has acknowledged: see Decisions` : 'no open alarm';
+  return html`<a class="figure figure-link ${n ? 'bad' : ''}" id="open-alarms" href="/decisions#alarms-card" title="${title}"><b>${n}</b><span>open alarm${n === 1 ? '' : 's'} →</span></a>`;
+}
+
 function figure(value: string | number, label: string, tone = '', title?: string): Html {
   return html`<div class="figure ${tone}"${title ? html` title="${title}"` : ''}><b>${value}</b><span>${label}</span></div>`;
 }
@@ -114,6 +122,8 @@ export interface FleetPageData {
   mem: MemoryNow;
   /** The resume ledger (loadResumeEntries), newest first. */
   exited: ResumeEntry[];
+  /** Alarms no person has acknowledged yet: a figure that links to Decisions. */
+  openAlarms?: number;
   overTime: OverTime;
   /** windows.sampleEvery, ms (0: the sampler is off). */
   sampleEvery: number;
@@ -144,8 +154,8 @@ function exitedSection(entries: ResumeEntry[], now: number): Html {
   const gaveUp = entries.filter((e) => e.outcome === 'gave-up').length;
   const shown = exited.slice(0, EXITED_SHOWN);
   return html`<section class="card" id="exited"><h2>Exited — and how to bring each back <span class="sub">${exited.length > shown.length ? `the newest ${shown.length} of ${exited.length}; sunset exited lists every one` : 'newest first'}</span></h2>
-${shown.length ? html`<table id="exited-table" class="sortable"><thead><tr><th tabindex="0">When</th><th tabindex="0">Session</th><th tabindex="0">Task</th><th tabindex="0">Why</th><th tabindex="0" class="num" data-type="number">Freed</th><th class="nosort">Bring it back</th></tr></thead>
-<tbody>${shown.map((e) => exitedRow(e, now))}</tbody></table>` : html`<p class="empty">No session has exited yet.</p>`}
+${shown.length ? scroll(html`<table id="exited-table" class="sortable"><thead><tr><th tabindex="0">When</th><th tabindex="0">Session</th><th tabindex="0">Task</th><th tabindex="0">Why</th><th tabindex="0" class="num" data-type="number">Freed</th><th class="nosort">Bring it back</th></tr></thead>
+<tbody>${shown.map((e) => exitedRow(e, now))}</tbody></table>`) : html`<p class="empty">No session has exited yet.</p>`}
 <p class="legend-note">A graceful exit keeps the conversation: either command resumes it — <code>sunset resume</code> goes through the cap, in a new tmux window for an interactive session.${gaveUp ? html` ${plural(gaveUp, 'session')} sunset gave up on ${gaveUp === 1 ? 'is' : 'are'} still running: see <a href="/decisions">Decisions</a>.` : ''}</p>
 </section>`;
 }
@@ -205,15 +215,16 @@ ${figure(formatBytes(mem.availableBytes), mem.floorBytes === null ? 'MemAvailabl
 ${figure(`${lanes.finished.sessions} · ${formatBytes(lanes.finished.bytes)}`, 'finished, still running')}
 ${figure(`${lanes['awaiting-human'].sessions} · ${formatBytes(lanes['awaiting-human'].bytes)}`, 'awaiting a human', lanes['awaiting-human'].sessions ? 'warn' : '')}
 ${figure(`${report.roster.records} · ${report.roster.gone}`, 'records · gone')}
+${openAlarmsFigure(d.openAlarms ?? 0)}
 </div>
 <section class="card"><h2>Memory by lane</h2>${laneChart(report.memory)}
 <p class="legend-note">Process-tree RSS of live sessions, by the state of the task that drives each. Lanes awaiting a human are a person's decision (<a href="/decisions">Decisions</a>); finished lanes are on their way out.</p></section>
 ${problems(snap.problems)}
 <section class="card"><h2>Sessions <span class="sub">${snap.sessions.length} roster rows; click a heading to sort</span></h2>
-${rows.length ? html`<table id="sessions" class="sortable"><thead><tr>
+${rows.length ? scroll(html`<table id="sessions" class="sortable"><thead><tr>
 <th tabindex="0">Session</th><th tabindex="0">Task</th><th tabindex="0" data-type="number">Verdict</th><th tabindex="0">Why</th>
 <th tabindex="0" class="num" data-type="number">Silent</th><th tabindex="0" class="num" data-type="number">Memory</th><th tabindex="0">Step</th>
-</tr></thead><tbody>${rows.map((r) => sessionRow(r, now))}</tbody></table>` : html`<p class="empty">${snap.roster.ok ? 'The roster is empty.' : 'No rows: the roster did not answer.'}</p>`}
+</tr></thead><tbody>${rows.map((r) => sessionRow(r, now))}</tbody></table>`) : html`<p class="empty">${snap.roster.ok ? 'The roster is empty.' : 'No rows: the roster did not answer.'}</p>`}
 </section>
 <section class="card"><h2>Task timelines <span class="sub">finished tasks, latest step first</span></h2>
 ${d.tasks.length ? html`<div class="tasks-grid">${d.tasks.map((t) => html`<div class="task-tl" data-task="${t.id}"><h3><span class="mono">${t.id}</span> <span class="badge s-${cls(t.state)}">${t.state}</span> <span class="sub">${t.step}${t.sessionId ? html` · session <span class="mono">${t.sessionId}</span>` : ''}</span></h3>${timeline(t.timeline, { labels: true, now })}</div>`)}</div>` : html`<p class="empty">No finished task has been released yet.</p>`}
@@ -226,8 +237,17 @@ ${overTimeSection(d.overTime, d.sampleEvery)}`;
 export interface DecisionsPageData {
   snap: FleetSnapshot;
   report: Report;
-  alarms: Alarm[];
+  /** Every alarm with its id and acknowledgement (Alarms.listed()): the open ones are listed. */
+  alarms: ListedAlarm[];
   token: string | null;
+  /** A dry run changes nothing: its page offers no acknowledgement. */
+  dryRun?: boolean;
+}
+
+function ackForm(a: ListedAlarm): Html {
+  return html`<form class="ack-form" data-alarm="${a.id}" autocomplete="off">
+<input type="text" name="reason" maxlength="500" placeholder="reason (audited)" aria-label="reason for acknowledging alarm ${a.id}">
+<button type="submit">Acknowledge</button><output></output></form>`;
 }
 
 function exitForm(id: string, protectedHow: string | null): Html {
@@ -250,19 +270,23 @@ export function decisionsPage(d: DecisionsPageData): string {
   const heldBytes = held.reduce((n, w) => n + (w.rssBytes ?? 0), 0);
   const share = report.memory.totalBytes ? heldBytes / report.memory.totalBytes : 0;
   const oldest = waiting.find((w) => w.waitedMs !== null);
-  const alarms = d.alarms.filter((a) => a.kind === 'session-will-not-exit' || a.kind === 'cap-reached').sort((a, b) => (a.at < b.at ? 1 : -1));
+  const known = d.alarms.filter((a) => a.kind === 'session-will-not-exit' || a.kind === 'cap-reached');
+  const alarms = known.filter((a) => !a.ack).sort((a, b) => (a.at < b.at ? 1 : -1));
+  const acked = known.length - alarms.length;
 
+  // the header counts the lanes the table lists; the memory is what their running sessions hold
+  const idle = waiting.length - held.length;
   const headline = waiting.length
-    ? html`<p class="headline"><b>${formatBytes(heldBytes)}</b> across <b>${held.length}</b> lane${held.length === 1 ? '' : 's'} awaiting a human, <b>${pct(share)}</b> of the fleet's ${formatBytes(report.memory.totalBytes)}.${oldest ? html` The oldest, <span class="mono">${oldest.taskId}</span>, has waited <b>${relative(oldest.waitedMs)}</b>.` : ''}</p>`
+    ? html`<p class="headline"><b>${formatBytes(heldBytes)}</b> across <b>${waiting.length}</b> lane${waiting.length === 1 ? '' : 's'} awaiting a human, <b>${pct(share)}</b> of the fleet's ${formatBytes(report.memory.totalBytes)}.${idle ? html` <span class="aside">(${idle === waiting.length ? (idle === 1 ? 'its session is not running' : 'none has a running session') : `${idle} of them ${idle === 1 ? 'has' : 'have'} no running session`}.)</span>` : ''}${oldest ? html` The oldest, <span class="mono">${oldest.taskId}</span>, has waited <b>${relative(oldest.waitedMs)}</b>.` : ''}</p>`
     : html`<p class="headline">No lane is awaiting a human.</p>`;
 
   const alarmRows = alarms.map((a) => {
     const v = liveView(snap, a.sessionId);
-    return html`<tr data-kind="${a.kind}"><td data-sort="${a.at}">${relative(now - Date.parse(a.at))} ago<span class="sub">${a.at.replace('T', ' ').slice(0, 19)} UTC</span></td>
-<td><span class="badge k-${a.kind}">${a.kind}</span></td>
+    return html`<tr data-kind="${a.kind}" data-alarm="${a.id}"><td data-sort="${a.at}">${relative(now - Date.parse(a.at))} ago<span class="sub">${a.at.replace('T', ' ').slice(0, 19)} UTC</span></td>
+<td><span class="badge k-${a.kind}">${a.kind}</span><span class="sub mono">${a.id}</span></td>
 <td>${a.message}${a.taskId ? html`<span class="sub">task <span class="mono">${a.taskId}</span></span>` : ''}${a.sessionId ? html`<span class="sub">session <span class="mono">${a.sessionId}</span></span>` : ''}</td>
 <td class="num" data-sort="${v?.rssBytes ?? ''}">${v ? formatBytes(v.rssBytes) : a.kind === 'cap-reached' ? '' : 'not running'}</td>
-<td>${v ? exitForm(v.sessionId, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}</td></tr>`;
+<td>${v ? exitForm(v.sessionId, v.verdict === 'protected' ? v.reasons.map(reasonWords).join('; ') : null) : ''}${d.dryRun ? '' : ackForm(a)}</td></tr>`;
   });
 
   const laneRows = waiting.map((w) => {
@@ -279,10 +303,11 @@ export function decisionsPage(d: DecisionsPageData): string {
 ${rosterBanner(snap)}
 <section class="card"><h2>Lanes awaiting a human <span class="sub">oldest first</span></h2>
 ${headline}
-${waiting.length ? html`<table id="awaiting" class="sortable"><thead><tr><th tabindex="0">Task</th><th tabindex="0">Session</th><th tabindex="0" class="num" data-type="number">Memory</th><th tabindex="0" class="num" data-type="number">Waited</th><th class="nosort">Decide</th></tr></thead><tbody>${laneRows}</tbody></table>` : ''}
+${waiting.length ? scroll(html`<table id="awaiting" class="sortable"><thead><tr><th tabindex="0">Task</th><th tabindex="0">Session</th><th tabindex="0" class="num" data-type="number">Memory</th><th tabindex="0" class="num" data-type="number">Waited</th><th class="nosort">Decide</th></tr></thead><tbody>${laneRows}</tbody></table>`) : ''}
 </section>
-<section class="card"><h2>Alarms <span class="sub">sessions that will not exit, and refused starts</span></h2>
-${alarms.length ? html`<table id="alarms" class="sortable"><thead><tr><th tabindex="0">When</th><th tabindex="0">Kind</th><th tabindex="0">What</th><th tabindex="0" class="num" data-type="number">Memory</th><th class="nosort">Decide</th></tr></thead><tbody>${alarmRows}</tbody></table>` : html`<p class="empty">No alarms.</p>`}
+<section class="card" id="alarms-card"><h2 id="alarms-head">Alarms <span class="sub">${alarms.length ? `${plural(alarms.length, 'open alarm')}: sessions that will not exit, and refused starts` : 'sessions that will not exit, and refused starts'}</span></h2>
+${alarms.length ? scroll(html`<table id="alarms" class="sortable"><thead><tr><th tabindex="0">When</th><th tabindex="0">Kind</th><th tabindex="0">What</th><th tabindex="0" class="num" data-type="number">Memory</th><th class="nosort">Decide</th></tr></thead><tbody>${alarmRows}</tbody></table>`) : html`<p class="empty">${acked ? 'No open alarms.' : 'No alarms.'}</p>`}
+<p class="legend-note">${acked ? `${plural(acked, 'alarm')} acknowledged, not listed: ` : ''}an alarm you have dealt with is closed by <i>Acknowledge</i> (or <code>sunset alarms ack ID</code>): it stays in the log, with who closed it and why (<code>sunset alarms --all</code>). What to do with each kind: docs/operations.md.</p>
 </section>
 <section class="card"><h2>Any session</h2>
 <form class="exit-form" autocomplete="off"><input type="text" name="id" required placeholder="session id or sessionId" aria-label="session id">

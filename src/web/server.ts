@@ -17,6 +17,8 @@ import { memoryNow, reasonWords, reportNow, rowsOf, sessionsJson, taskTimelines 
 import { overTime } from './over-time.js';
 import { decisionsPage, fleetPage, loginPage } from './pages.js';
 import { CLIENT_JS_HASH } from './client.js';
+import { readExit } from '../store/ledger.js';
+import { outcomeWords } from '../cli/exit.js';
 
 export { WebConfigError } from './auth.js';
 
@@ -105,6 +107,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
         rows: rowsOf(snap, stateDir, max),
         tasks: taskTimelines(snap, stateDir, max),
         exited: loadResumeEntries(deps.config, deps.alarms.list()),
+        openAlarms: deps.alarms.open().length,
         overTime: overTime(stateDir),
         sampleEvery: deps.config.windows.sampleEvery,
         token,
@@ -116,7 +119,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
   app.get('/decisions', async (_req, reply) => {
     const snap = await snapshot();
     reply.code(rosterStatus(snap));
-    return sendPage(reply, decisionsPage({ snap, report: buildReport(snap), alarms: deps.alarms.list(), token }));
+    return sendPage(reply, decisionsPage({ snap, report: buildReport(snap), alarms: deps.alarms.listed(), token, dryRun: Boolean(deps.dry) }));
   });
 
   app.get('/login', async (_req, reply) => sendPage(reply, loginPage(deps.config.host)));
@@ -155,7 +158,53 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
     return snapshotJson({ ...snap, sessions: snap.sessions.filter((s) => s.sessionId === found.row.sessionId) });
   });
 
-  app.get('/api/alarms', async () => ({ alarms: deps.alarms.list() }));
+  // every alarm ever raised, each with its id and its acknowledgement (null while open), as `sunset alarms --all --json`
+  app.get('/api/alarms', async () => {
+    const alarms = deps.alarms.listed();
+    return { alarms, open: alarms.filter((a) => !a.ack).length };
+  });
+
+  // a person closes an alarm: the ack is kept beside it (the alarm stays in the log) and audited, with who and why
+  app.post('/api/alarms/:id/ack', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    if (typeof body !== 'object' || Array.isArray(body)) return reply.code(400).send({ error: 'the body is a JSON object: { "reason": "…" }' });
+    const { reason } = body;
+    if (reason !== undefined && (typeof reason !== 'string' || reason.length > MAX_REASON)) return reply.code(400).send({ error: `reason takes a string of at most ${MAX_REASON} characters` });
+    // a dry run writes nothing the real run reads: an acknowledgement is the real run's (or `sunset alarms ack`)
+    if (deps.dry) return reply.code(409).send({ status: 'dry-run', error: 'a dry run changes nothing: acknowledge it from the real run’s page, or with sunset alarms ack ID' });
+    const r = deps.alarms.ack(req.params.id, { by: `web ${req.ip}`, why: reason ?? '', audit: deps.audit });
+    switch (r.status) {
+      case 'acknowledged':
+        return reply.code(200).send({ status: 'acknowledged', alarm: r.alarm });
+      case 'already':
+        return reply.code(409).send({ status: 'already-acknowledged', alarm: r.alarm, error: `alarm ${r.alarm.id} was already acknowledged, ${r.ack.at} by ${r.ack.by}: ${r.ack.why}` });
+      case 'ambiguous':
+        return reply.code(400).send({ status: 'ambiguous', error: `${JSON.stringify(req.params.id)} names ${r.matches.length} alarms: give more of the id`, matches: r.matches.map((m) => m.id) });
+      case 'unknown-id':
+        return reply.code(404).send({ status: 'unknown-id', error: `no alarm has the id ${JSON.stringify(req.params.id)}` });
+    }
+  });
+
+  // what became of an exit job (the exit ledger's record, as the exit worker wrote it): the page polls the one it requested
+  app.get('/api/exit/*', async (req: FastifyRequest<{ Params: { '*': string } }>, reply) => {
+    const jobId = req.params['*'];
+    if (!jobId) return reply.code(404).send({ status: 'unknown-job', error: 'which job? GET /api/exit/<jobId>' });
+    const rec = readExit(stateDir, jobId);
+    if (rec?.finishedAt) return { status: 'finished', jobId, outcome: rec.outcome ?? null, words: outcomeWords(rec, deps.config.windows.exitConfirm), record: rec };
+    if (rec) return { status: 'calling', jobId, words: `asking session ${rec.label ?? rec.sessionId} to leave by its own exit path…`, record: rec };
+    // not in the ledger yet: queued, delayed (a roster that did not answer), or a dry run's (which writes no ledger)
+    try {
+      const job = await deps.producers.exit.queue.getJob(jobId);
+      if (!job) return reply.code(404).send({ status: 'unknown-job', error: `no exit job ${JSON.stringify(jobId)} in the ledger or on the queue` });
+      const state = await job.getState();
+      const rv = job.returnvalue as { wouldExit?: boolean; outcome?: string } | null;
+      if (state === 'completed' && rv?.wouldExit) return { status: 'finished', jobId, outcome: 'would-exit', words: 'dry run: it would have been asked to leave by its own exit path; nothing was done' };
+      if (state === 'failed') return { status: 'finished', jobId, outcome: 'failed', words: `the exit job failed: ${job.failedReason ?? 'unknown error'}; nothing was done to the session` };
+      return { status: 'queued', jobId, state, words: state === 'delayed' ? 'queued, waiting: the roster did not answer, or the exit rate' : 'queued on the exit queue' };
+    } catch (err: any) {
+      return reply.code(503).send({ status: 'redis-down', jobId, error: `not in the ledger yet, and the queue cannot be read: ${err?.message ?? err}` });
+    }
+  });
 
   app.post('/api/exit/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const id = req.params.id;

@@ -5,7 +5,7 @@ export const CSS = `
 body { margin:0; font:14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif; color:var(--ink); background:var(--bg); }
 a { color:#1d4ed8; text-decoration:none; } a:hover { text-decoration:underline; }
 code, .mono { font-family: ui-monospace, "SFMono-Regular", "DejaVu Sans Mono", Menlo, monospace; font-size:12.5px; }
-header.top { display:flex; align-items:center; gap:28px; padding:10px 28px; background:#1f2933; color:#f5f7fa; }
+header.top { display:flex; flex-wrap:wrap; align-items:center; gap:8px 28px; padding:10px 28px; background:#1f2933; color:#f5f7fa; }
 header.top .brand { font-weight:700; font-size:17px; letter-spacing:.02em; }
 header.top .brand span { color:#fb923c; }
 header.top nav { display:flex; gap:4px; }
@@ -25,13 +25,16 @@ section.card > h2:first-child { margin-top:0; }
 .figure b { display:block; font-size:22px; line-height:1.2; }
 .figure span { color:var(--muted); font-size:12.5px; }
 .figure.warn b { color:var(--warn); } .figure.ok b { color:var(--ok); } .figure.bad b { color:var(--bad); }
+a.figure-link { color:inherit; } a.figure-link:hover { text-decoration:none; border-color:#cbd2d9; } a.figure-link.bad { border-color:#fecaca; background:#fef2f2; }
 .headline { font-size:20px; line-height:1.35; margin:0 0 6px; }
 .headline b { color:var(--accent); }
+.headline .aside { color:var(--muted); font-size:14px; }
 .banner { border-radius:8px; padding:10px 14px; margin:0 0 16px; }
 .banner.bad { background:#fef2f2; border:1px solid #fecaca; color:#7f1d1d; }
 .banner.warn { background:#fff7ed; border:1px solid #fed7aa; color:#7c2d12; }
 .banner.info { background:#eff6ff; border:1px solid #bfdbfe; color:#1e3a8a; }
 table { border-collapse:collapse; width:100%; }
+.table-scroll { overflow-x:auto; max-width:100%; -webkit-overflow-scrolling:touch; }
 th, td { text-align:left; padding:7px 10px; border-bottom:1px solid var(--line); vertical-align:top; }
 th { font-size:12px; text-transform:uppercase; letter-spacing:.04em; color:var(--muted); font-weight:600; white-space:nowrap; background:#fafbfc; }
 table.sortable th { cursor:pointer; user-select:none; }
@@ -82,16 +85,20 @@ ol.timeline.mini li { min-width:16px; }
 ol.timeline.mini li::before { top:4px; }
 ol.timeline.mini .dot { width:10px; height:10px; }
 .step-text { font-weight:600; display:block; margin-bottom:4px; }
-.tasks-grid { display:grid; grid-template-columns: repeat(auto-fill, minmax(560px, 1fr)); gap:10px 24px; }
+.tasks-grid { display:grid; grid-template-columns: repeat(auto-fill, minmax(min(560px, 100%), 1fr)); gap:10px 24px; }
+.task-tl { min-width:0; overflow-x:auto; }
+.task-tl h3 { overflow-wrap:anywhere; }
 .task-tl { border-top:1px solid var(--line); padding:10px 0 6px; }
 .task-tl h3 { font-size:13.5px; margin:0 0 8px; }
-form.exit-form { display:flex; flex-wrap:wrap; gap:6px 10px; align-items:center; }
-form.exit-form input[type=text] { padding:5px 8px; border:1px solid #cbd2d9; border-radius:6px; min-width:220px; font:inherit; }
+form.exit-form, form.ack-form { display:flex; flex-wrap:wrap; gap:6px 10px; align-items:center; }
+form.ack-form { margin-top:8px; }
+form.exit-form input[type=text], form.ack-form input[type=text] { padding:5px 8px; border:1px solid #cbd2d9; border-radius:6px; min-width:min(220px, 100%); max-width:100%; font:inherit; }
 form.exit-form label { font-size:12.5px; color:var(--muted); display:flex; gap:4px; align-items:center; }
 form.exit-form button { padding:5px 12px; border-radius:6px; border:1px solid #9a3412; background:#c2410c; color:#fff; font:inherit; font-weight:600; cursor:pointer; }
-form.exit-form button:disabled { opacity:.6; }
-form.exit-form output { flex-basis:100%; font-size:12.5px; }
-form.exit-form output.ok { color:var(--ok); } form.exit-form output.bad { color:var(--bad); }
+form.ack-form button { padding:5px 12px; border-radius:6px; border:1px solid #52606d; background:#fff; color:#1f2933; font:inherit; font-weight:600; cursor:pointer; }
+form.exit-form button:disabled, form.ack-form button:disabled { opacity:.6; }
+form.exit-form output, form.ack-form output { flex-basis:100%; font-size:12.5px; }
+form.exit-form output.ok, form.ack-form output.ok { color:var(--ok); } form.exit-form output.bad, form.ack-form output.bad { color:var(--bad); }
 #notices { position:fixed; right:18px; bottom:18px; max-width:460px; display:flex; flex-direction:column; gap:8px; z-index:10; }
 .notice { transition:opacity .6s; }
 .notice.fading { opacity:0; }
@@ -115,4 +122,12 @@ dl.facts dd.warn b { color:var(--warn); }
 .login { max-width:440px; margin:60px auto; }
 .login input { width:100%; padding:8px; margin:8px 0 12px; font:inherit; border:1px solid #cbd2d9; border-radius:6px; }
 .login button { padding:7px 16px; font:inherit; }
+@media (max-width: 640px) {
+  header.top { padding:8px 12px; gap:6px 14px; }
+  header.top .where { margin-left:0; }
+  main { padding:14px 10px 30px; }
+  section.card { padding:12px 10px; }
+  .figure { min-width:0; flex:1 1 140px; }
+  #notices { left:10px; right:10px; bottom:10px; max-width:none; }
+}
 `;
