@@ -406,8 +406,9 @@ async function idleBench(sessions: number, seconds: number, cleanup: Cleanup) {
   const config = parseConfig(fleet.config(raw), { env: {} });
   cleanup.add(`obliterate queues of ${host}`, () => obliterateHost(config));
 
-  // BENCH_UP_NODE_ARGS: extra node options for the child, to try e.g. --max-semi-space-size=2
-  const nodeArgs = (process.env.BENCH_UP_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  // run as the `sunset` command runs: with the node options of its shebang (src/cli.ts: a small young
+  // generation); BENCH_UP_NODE_ARGS adds more, to try others
+  const nodeArgs = [...shebangFlags(CLI), ...(process.env.BENCH_UP_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', file], {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, REDIS_URL },
@@ -603,4 +604,11 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
   } finally {
     await cleanup.run();
   }
+}
+
+/** The node options in a script's `#!/usr/bin/env -S node …` line. */
+export function shebangFlags(file: string): string[] {
+  const first = readFileSync(file, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
+  return m ? m[1].split(' ').filter(Boolean) : [];
 }

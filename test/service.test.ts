@@ -64,3 +64,11 @@ describe('sunset service print', () => {
     expect(c.stderr).toMatch(/cannot write/);
   });
 });
+
+describe('the node options', () => {
+  it("the unit runs node with the same options as the sunset command's shebang", async () => {
+    const { NODE_OPTIONS } = await import('../src/cli/service.js');
+    const first = (await import('node:fs')).readFileSync(new URL('../src/cli.ts', import.meta.url), 'utf8').split('\n', 1)[0];
+    expect(first).toBe(`#!/usr/bin/env -S node ${NODE_OPTIONS.join(' ')}`);
+  });
+});

@@ -9,6 +9,9 @@ import { loadConfig } from '../config.js';
 import { EXIT, UsageError, type Command } from './common.js';
 import { writeFileAtomicSync } from '../store/atomic-file.js';
 
+/** What the `sunset` command's shebang gives node (src/cli.ts line 1; test/service.test.ts holds the two together): a small young generation, ~15 MB less RSS. */
+export const NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2'];
+
 export interface UnitInput {
   node: string;
   cli: string;
@@ -39,7 +42,8 @@ export function systemdWord(w: string, o: { exec?: boolean } = { exec: true }): 
 
 /** The unit's text. Pure, for tests. */
 export function systemdUnit(u: UnitInput): string {
-  const exec = [u.node, u.cli, 'up', ...(u.configFile ? ['--config', u.configFile] : [])].map((w) => systemdWord(w)).join(' ');
+  // the node options the `sunset` command runs with (its shebang, src/cli.ts): a small young generation
+  const exec = [u.node, ...NODE_OPTIONS, u.cli, 'up', ...(u.configFile ? ['--config', u.configFile] : [])].map((w) => systemdWord(w)).join(' ');
   return `# sunset — lets finished agent sessions leave by their own exit path (docs/operations.md)
 # Install:  sunset service print --config FILE --output ~/.config/systemd/user/sunset.service
 #           systemctl --user daemon-reload && systemctl --user enable --now sunset
