@@ -32,11 +32,20 @@ function jsonl(file: string): unknown[] {
   }
 }
 
+const KEEP = new Set(['README.md', 'socket', 'reaper', 'pins', 'screens/input-box']);
+
 async function main(): Promise<void> {
-  const readme = existsSync(join(OUT, 'README.md')) ? readFileSync(join(OUT, 'README.md'), 'utf8') : null;
-  rmSync(OUT, { recursive: true, force: true });
+  // this script rewrites what it captures; the README and the folders other measurements wrote (socket/, reaper/,
+  // pins/, screens/input-box/ — see docs/real-cli-notes.md) are kept
   mkdirSync(OUT, { recursive: true });
-  if (readme !== null) writeFileSync(join(OUT, 'README.md'), readme);
+  for (const n of readdirSync(OUT)) {
+    if (KEEP.has(n)) continue;
+    if (n === 'screens') {
+      for (const s of readdirSync(join(OUT, n))) if (!KEEP.has(`screens/${s}`)) rmSync(join(OUT, n, s), { recursive: true, force: true });
+      continue;
+    }
+    rmSync(join(OUT, n), { recursive: true, force: true });
+  }
   const f = await RealFleet.create();
   const notes: Record<string, unknown> = { version: f.version, capturedAt: new Date().toISOString(), root: f.root };
   try {

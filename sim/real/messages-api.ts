@@ -157,6 +157,9 @@ export function stripMarkers(text: string): string {
 type Block = { type: string; text?: string; [k: string]: unknown };
 type Msg = { role: string; content: string | Block[] };
 
+/** How 2.1.328 frames a message that came in over the messaging socket (group 1: the mid-turn variant; 2: the text). */
+export const PEER_FRAME = /(?:Another Claude session|A peer session) sent a message( while you were working)?:\n([\s\S]*?)\n\n(?:This came from another Claude session|That "other Claude session")/g;
+
 const isReminder = (t: string): boolean => t.trimStart().startsWith('<system-reminder>');
 
 /** The human text blocks of one message (user role; system reminders and tool results left out). */
@@ -331,6 +334,35 @@ export class MessagesApi {
       if (seen.has(key)) continue;
       seen.add(key);
       out.push(text);
+    }
+    return out;
+  }
+
+  /**
+   * Messages other programs sent over a session's messaging socket, as the model was shown them, oldest first,
+   * once each. 2.1.328 frames one that arrives while the session is idle (or after a turn without tool calls)
+   * as a new user turn "Another Claude session sent a message:\n<text>\n\nThis came from another Claude
+   * session — …", and one absorbed mid-turn (at a tool boundary, or after a permission prompt) as a
+   * role:"system" message "Another Claude session sent a message while you were working:\n<text>\n\n…".
+   * userTextsSeen() counts only the first kind (system messages are not human text); this sees both.
+   */
+  peerMessagesSeen(sessionId?: string): Array<{ text: string; midTurn: boolean; sessionId: string | null; seq: number }> {
+    const out: Array<{ text: string; midTurn: boolean; sessionId: string | null; seq: number }> = [];
+    const seen = new Set<string>();
+    for (const r of this.log) {
+      if (r.kind !== 'main' || (sessionId && r.sessionId !== sessionId)) continue;
+      const msgs: Msg[] = Array.isArray(r.body?.messages) ? r.body.messages : [];
+      msgs.forEach((m, idx) => {
+        const blocks = typeof m.content === 'string' ? [m.content] : Array.isArray(m.content) ? m.content.map((b) => (typeof b?.text === 'string' ? b.text : '')) : [];
+        for (const t of blocks) {
+          for (const x of t.matchAll(PEER_FRAME)) {
+            const key = `${r.sessionId}\0${idx}\0${x[2]}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            out.push({ text: x[2], midTurn: !!x[1], sessionId: r.sessionId, seq: r.seq });
+          }
+        }
+      });
     }
     return out;
   }
