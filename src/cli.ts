@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=2
 // sunset's command line: one verb per file in src/cli/.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +9,7 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   { name: 'verdict', summary: 'may this session leave now? (read-only)', load: async () => (await import('./cli/verdict.js')).verdictCommand },
   { name: 'exit', summary: "a person's exit request for one session, on the same rate-limited path", load: async () => (await import('./cli/exit.js')).exitCommand },
   { name: 'report', summary: 'what the fleet holds: rows, tasks, memory by lane, lanes awaiting a human', load: async () => (await import('./cli/report.js')).reportCommand },
-  { name: 'alarms', summary: 'alarms raised for a person (session-will-not-exit, cap-reached)', load: async () => (await import('./cli/alarms.js')).alarmsCommand },
+  { name: 'alarms', summary: 'open alarms for a person (session-will-not-exit, cap-reached); ack ID closes one', load: async () => (await import('./cli/alarms.js')).alarmsCommand },
   { name: 'expire', summary: 'run one expire scan now (untasked sessions idle past expireIdle)', load: async () => (await import('./cli/expire.js')).expireCommand },
   { name: 'cap', summary: 'live sessions against the ceiling, and who is on the way out', load: async () => (await import('./cli/cap.js')).capCommand },
   { name: 'admit', summary: 'start a command only under the ceiling (-- command…)', load: async () => (await import('./cli/admit.js')).admitCommand },
