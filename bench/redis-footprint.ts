@@ -268,7 +268,7 @@ function syntheticFleet(config: Config, active: Set<string>) {
       const row = { id: t.sessionId!, sessionId: t.sessionId!, name: null, kind: 'background' as const, pid: process.pid, state: 'running', status: 'idle' as const, waitingFor: null, cwd: null, startedAt: null, attached: false, raw: {} };
       return { ...facts, ...decide(facts, policy, now), row, label: t.sessionId!, name: null, live: true, taskId: t.id, taskState: t.state, rssBytes: null, procStartMs: null };
     });
-    const snap: FleetSnapshot = { at: now, host: config.host, roster: { ok: true }, sessions, tasks, invalidTasks: [], problems: [], probeErrors: {}, overhead: null, agentViews: 0 };
+    const snap: FleetSnapshot = { at: now, host: config.host, roster: { ok: true }, rosterFrom: 'cli', sessions, tasks, invalidTasks: [], problems: [], probeErrors: {}, overhead: null, agentViews: 0 };
     last = { at: now, version: at, snap };
     return snap;
   };

@@ -53,6 +53,12 @@ const fleetSchema = z.strictObject({
   askVia: z.enum(['auto', 'socket', 'inbox', 'pane']).default('auto'),
   /** While a background session's Driver task is open, sunset pins it so Claude Code's own reaper skips it (docs/claude-code.md). */
   pinProtected: z.boolean().default(true),
+  /**
+   * Where a sweep reads the roster: `auto` (Claude Code's own files where they can be read, the CLI's
+   * `claude agents --json --all` at start, at each reconcile and just before an exit; the CLI wins), `cli`
+   * (the CLI on every sweep), `files`.
+   */
+  rosterFrom: z.enum(['auto', 'cli', 'files']).default('auto'),
   /** A background session with no Driver task whose own job settles `done` gets the exit chain too (docs/claude-code.md). */
   jobChain: z.boolean().default(true),
   /** How a conversation comes back (`sunset resume`): argv, `{sessionId}` filled; null = [claudeCommand, "--resume", "{sessionId}"]. */

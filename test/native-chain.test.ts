@@ -73,13 +73,13 @@ describe("a person's draft", () => {
     await until('its prompt is drawn', () => ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('Type /exit to leave.'));
     ctx.fleet.tmux(['send-keys', '-t', i.paneId!, '-l', 'half a thought']); // typed, no Enter
     const cfg = testConfig(ctx.fleet);
-    await until('the draft is on screen', () => ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('> half a thought'));
+    await until('the draft is on screen', () => ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('\u276f\u00a0half a thought'));
     const v = (await gatherFleet(cfg)).sessions.find((s) => s.sessionId === i.sessionId)!;
     expect(v.reasons).toContain('draft-pending');
     ctx.sunset = await startTestSunset(cfg);
     await until('deferred on the draft', () => ctx.sunset!.events.filter((e) => /deferred$/.test(e.event) && /draft-pending/.test(e.why ?? '')).length >= 2);
     expect(ctx.fleet.typed(i)).toEqual([]); // nothing typed: the draft is still the person's
-    expect(ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!])).toContain('> half a thought');
+    expect(ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!])).toContain('\u276f\u00a0half a thought');
     ctx.fleet.tmux(['send-keys', '-t', i.paneId!, 'Enter']); // the person sends it
     await until('it left by /exit', () => ctx.fleet.ended(i).length > 0);
     expect(ctx.fleet.typed(i).map((t) => t.line)).toEqual(['half a thought', '/exit']);

@@ -44,7 +44,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     const claimed = readClaim(stateDir, jobId);
     if (claimed) return confirmOnly(data, base, claimed);
 
-    const snap = await deps.fleet(0);
+    const snap = await deps.fleet(0, { roster: 'cli' }); // the ADR's re-check, on the CLI's own word
     if (!snap.roster.ok) {
       // missing evidence protects (D5) and passes: the request waits for a roster that answers, like any
       // passing protection. (Thrown, it failed after 3 attempts and counted as a request never delivered.)

@@ -344,7 +344,12 @@ if (!existsSync(p('no-socket'))) {
 
 // ---- interactive: read typed lines from the pane ----
 if (opts.kind === 'interactive') {
-  process.stdout.write(`stand-in claude session ${opts.id} (${opts.mode}). Type /exit to leave.\n> `);
+  // the input box as the real CLI draws it (src/evidence/input-box.ts): a rule, "❯" + a no-break space, a rule
+  // below, and the cursor put back after the glyph, where the terminal echoes what a person types
+  const RULE = '─'.repeat(40);
+  const promptBox = () => process.stdout.write(`\n${RULE}\n\u276f\u00a0\n${RULE}\x1b[1A\r\x1b[2C`);
+  process.stdout.write(`stand-in claude session ${opts.id} (${opts.mode}). Type /exit to leave.`);
+  promptBox();
   const rl = createInterface({ input: process.stdin, terminal: false, crlfDelay: Infinity });
   rl.on('line', (raw) => {
     const line = raw.replace(/[\r\n]+$/, '').trim();
@@ -352,13 +357,15 @@ if (opts.kind === 'interactive') {
     if (line === '/exit') {
       recordRequest('exit-typed');
       if (opts.mode === 'stubborn') {
-        process.stdout.write('(ignoring /exit)\n> ');
+        process.stdout.write('\n(ignoring /exit)');
+        promptBox();
         return;
       }
       if (opts.bgOnExit) return toBackground();
       return leave('exit-typed');
     }
-    process.stdout.write('> ');
+    process.stdout.write('\n');
+    promptBox();
   });
   rl.on('close', () => {
     appendLine(p('typed.jsonl'), { id: opts.id, pid, line: null, eof: true, at: now() });

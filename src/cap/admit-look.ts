@@ -71,7 +71,7 @@ export function shownBy(snap: FleetSnapshot, leases: Lease[]): Set<string> {
 
 /** One sweep (no RSS unless asked: the count is what matters) and the leases it does not show. */
 export async function look(config: Config, store: AdmitStore, o: { now?: () => number; rss?: boolean } = {}): Promise<Look> {
-  const snap = await gatherFleet(config, { rss: o.rss ?? false, expireFacts: expireFactsReader(config.stateDir) });
+  const snap = await gatherFleet(config, { roster: 'cli', rss: o.rss ?? false, expireFacts: expireFactsReader(config.stateDir) });
   const count = countCap(snap, config.cap);
   const leases = await store.leases((o.now ?? Date.now)());
   return { snap, count, leases, shown: shownBy(snap, leases) };

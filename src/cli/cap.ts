@@ -22,7 +22,7 @@ Exit codes: 0 printed, 1 the roster probe failed, 2 bad usage or config.`,
   options: { json: { type: 'boolean' } },
   async run({ values }, io) {
     const cfg = config(values, io);
-    const snap = await gatherFleet(cfg, { expireFacts: expireFactsReader(cfg.stateDir) });
+    const snap = await gatherFleet(cfg, { roster: 'cli', expireFacts: expireFactsReader(cfg.stateDir) });
     const c = countCap(snap, cfg.cap);
     // Admissions in flight live in Redis; when it cannot be reached the fleet alone still says something true.
     const store = AdmitStore.connect(cfg);

@@ -24,7 +24,7 @@ several sessions (they are listed).`,
   async run({ values, positionals }, io) {
     if (positionals.length > 1) throw new (await import('./common.js')).UsageError(`verdict takes at most one ID\n\n${this.usage}`);
     const cfg = config(values, io);
-    const [snap, note] = await Promise.all([gatherFleet(cfg, { expireFacts: expireFactsReader(cfg.stateDir) }), versionNote(cfg.fleet.claudeCommand, cfg.probeTimeout)]);
+    const [snap, note] = await Promise.all([gatherFleet(cfg, { roster: 'cli', expireFacts: expireFactsReader(cfg.stateDir) }), versionNote(cfg.fleet.claudeCommand, cfg.probeTimeout)]);
     if (note && snap.roster.ok) io.err(`sunset: ${note}`);
     for (const p of snap.problems) io.err(`sunset: ${p}`);
     const id = positionals[0];

@@ -4,37 +4,45 @@
 import type { Config } from '../config.js';
 import { gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js';
 
-export type FleetSource = (maxAgeMs: number) => Promise<FleetSnapshot>;
+/** A snapshot at most maxAgeMs old; `roster: 'cli'` asks for one that stands on the CLI's own word (not its files). */
+export type FleetSource = (maxAgeMs: number, o?: { roster?: 'cli' }) => Promise<FleetSnapshot>;
 
 export function fleetCache(config: Config, opts: () => GatherOptions = () => ({})): FleetSource {
-  let last: { started: number; snap: FleetSnapshot } | null = null;
-  let inflight: { started: number; p: Promise<FleetSnapshot> } | null = null;
-  let next: Promise<FleetSnapshot> | null = null;
+  type Sweep = { started: number; cli: boolean; p: Promise<FleetSnapshot> };
+  let last: { started: number; cli: boolean; snap: FleetSnapshot } | null = null;
+  let inflight: Sweep | null = null;
+  let next: { cli: boolean; p: Promise<FleetSnapshot> } | null = null;
 
-  const sweep = (): Promise<FleetSnapshot> => {
+  const sweep = (cli: boolean): Promise<FleetSnapshot> => {
     const started = Date.now();
-    const p = gatherFleet(config, opts())
+    const p = gatherFleet(config, { ...opts(), ...(cli ? { roster: 'cli' as const } : {}) })
       .then((snap) => {
-        if (!last || last.started < started) last = { started, snap };
+        const fromCli = snap.rosterFrom === 'cli';
+        if (!last || last.started < started) last = { started, cli: fromCli, snap };
         return snap;
       })
       .finally(() => {
         if (inflight?.p === p) inflight = null;
       });
-    inflight = { started, p };
+    inflight = { started, cli, p };
     return p;
   };
 
-  return async (maxAgeMs) => {
+  return async (maxAgeMs, o = {}) => {
+    const wantCli = o.roster === 'cli';
     const horizon = Date.now() - maxAgeMs;
-    if (last && last.started >= horizon) return last.snap;
-    if (inflight && inflight.started >= horizon) return inflight.p;
-    if (!inflight) return sweep();
-    // a sweep is running but started too early for this caller: the next one starts when it ends
-    next ??= inflight.p.catch(() => undefined).then(() => {
-      next = null;
-      return sweep();
+    // a sweep on the CLI's word serves everyone; one on the files serves only those who do not ask for the CLI
+    if (last && last.started >= horizon && (last.cli || !wantCli)) return last.snap;
+    if (inflight && inflight.started >= horizon && (inflight.cli || !wantCli)) return inflight.p;
+    if (!inflight) return sweep(wantCli);
+    // a sweep is running but started too early (or on the files) for this caller: the next one starts when it ends
+    if (next && (next.cli || !wantCli)) return next.p;
+    const after = (next?.p ?? inflight.p).catch(() => undefined);
+    const p = after.then(() => {
+      if (next?.p === p) next = null;
+      return sweep(wantCli);
     });
-    return next;
+    next = { cli: wantCli || Boolean(next?.cli), p };
+    return p;
   };
 }

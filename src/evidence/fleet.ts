@@ -5,6 +5,7 @@ import type { Config } from '../config.js';
 import { labelOf, readRoster, type RosterRow } from './roster.js';
 import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, readProcTable } from './proc.js';
 import { readSessionFiles } from './sessions.js';
+import { chooseRoster } from './file-roster.js';
 import { jobChainReader, jobKey } from '../store/job-state.js';
 import { readMade } from '../store/pins-made.js';
 import { expireKey } from '../store/expire-state.js';
@@ -51,6 +52,8 @@ export interface FleetSnapshot {
   overhead: Overhead | null;
   /** Open agent views (`claude agents` TUIs): while one is open every background session may be on a person's screen. */
   agentViews: number;
+  /** Whose roster the sweep stood on: the CLI's (`claude agents --json --all`), or Claude Code's own files. */
+  rosterFrom: 'cli' | 'files';
 }
 
 export interface GatherOptions {
@@ -61,6 +64,8 @@ export interface GatherOptions {
   rss?: boolean;
   /** A dry run's latches, over the files' (what it would have latched: src/pipeline/dry-run.ts). */
   dry?: DryRunLatches;
+  /** Whose roster: the CLI's (its word: at start, reconcile, just before an exit), or Claude Code's files where they can be read (the default). */
+  roster?: 'cli' | 'files';
 }
 
 /** A tasks folder that does not exist is no tasks (DESIGN §3), and a person should hear it: a typo looks the same. */
@@ -76,15 +81,19 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
 
   // the sweep's time is taken before any evidence is read: silences and windows are never overstated
   const at = now();
-  const [roster, panes, table, tasks, transcripts, pins] = await Promise.all([
-    readRoster(f.rosterCommand, config.probeTimeout),
+  const procsRead = readProcTable().catch((err: Error) => err);
+  const chosen = chooseRoster(config, opts.roster ?? 'files', procsRead, () => readRoster(f.rosterCommand, config.probeTimeout));
+  const [choice, panes, table, tasks, transcripts, pins] = await Promise.all([
+    chosen,
     listPanes(f.tmuxSocket, config.probeTimeout),
-    readProcTable().catch((err: Error) => err),
+    procsRead,
     readTasks(f.tasksDir),
     indexTranscripts(f.projectsDir),
     f.claudeDir === null ? null : readPins(f.claudeDir),
   ]);
 
+  const roster = choice.roster;
+  problems.push(...choice.problems);
   if (!roster.ok) {
     probeErrors.roster = roster.error;
     problems.push(roster.error);
@@ -103,7 +112,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   const cliNames = claudeNames(f.claudeCommand, f.attachArgv);
   const clients = procs ? findClients(procs, cliNames, f.attachArgv, f.claudeDir) : null;
   const agentViews = clients?.agentViews.length ?? 0;
-  const base = { at, host: config.host, tasks: tasks.ok ? tasks.tasks : [], invalidTasks: invalid, problems, probeErrors, overhead: null, agentViews };
+  const base = { at, host: config.host, rosterFrom: choice.from, tasks: tasks.ok ? tasks.tasks : [], invalidTasks: invalid, problems, probeErrors, overhead: null, agentViews };
   // A roster that failed makes every row unknown: there is nothing to judge (DESIGN §4).
   if (!roster.ok) return { ...base, roster: { ok: false, error: roster.error }, sessions: [] };
   const byTask = indexTasks(tasks.ok ? tasks.tasks : []);

@@ -23,6 +23,8 @@ export interface SessionFile {
   /** The agent view's own session (hidden from the roster). */
   spare: boolean;
   features: string[];
+  /** The whole file as parsed (its other fields: cwd, name, status, waitingFor, startedAt…). */
+  raw: Record<string, unknown>;
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
@@ -46,6 +48,7 @@ export function parseSessionFile(text: string): SessionFile | null {
     jobId: str(r.jobId),
     spare: r.spare === true,
     features: Array.isArray(r.peerFeatures) ? r.peerFeatures.filter((x): x is string => typeof x === 'string') : [],
+    raw: r,
   };
 }
 

@@ -1,6 +1,7 @@
 // tmux: one `list-panes -a` per sweep maps roster pids to panes; session-exit types into a pane.
 // Every tmux command is passed as separate argv words: tmux hands a single-string command to sh.
 import { run } from '../run.js';
+import { readInputBox } from './input-box.js';
 
 export interface Pane {
   paneId: string; // "%12": what send-keys -t takes
@@ -58,10 +59,9 @@ export async function typeIntoPane(socket: string | null, paneId: string, text: 
 }
 
 /**
- * Does the pane's input box hold a person's draft? Read from the screen (`capture-pane -p -e`: one tmux call):
- * the last line that starts (inside the box's border) with the prompt glyph `>` or `❯` is the input line; text
- * on it that is not dim (a placeholder or a suggestion is drawn dim) is a draft. true = a draft, false = empty,
- * null = the pane could not be read or shows no input line (unknown: nothing is typed). Pure but for the capture.
+ * Does the pane's input box hold a person's draft? Read from the screen (`capture-pane -p -e`: one tmux call)
+ * by the real CLI's rule (src/evidence/input-box.ts). true = a draft, false = empty, null = the pane could not be
+ * read or shows no input box (unknown: nothing is typed).
  */
 export async function paneDraft(socket: string | null, paneId: string, timeoutMs: number): Promise<boolean | null> {
   if (!/^%\d+$/.test(paneId)) return null;
@@ -70,51 +70,10 @@ export async function paneDraft(socket: string | null, paneId: string, timeoutMs
   return draftOnScreen(r.stdout);
 }
 
-const SGR = /\x1b\[([0-9;:]*)m/g;
-
-/** The input line's text a person typed (dim text left out), from a captured screen with escapes; null when there is no input line. */
-export function inputLineText(screen: string): string | null {
-  const lines = screen.split('\n');
-  for (let i = lines.length - 1; i >= 0; i--) {
-    const plain = lines[i].replace(/\x1b\[[0-9;:?]*[A-Za-z]/g, '');
-    const m = /^\s*[│┃|]?\s*([>❯])\s?/.exec(plain);
-    if (!m) continue;
-    // walk the escaped line after the glyph, keeping only text drawn not-dim
-    let dim = false;
-    let out = '';
-    let seenGlyph = false;
-    let last = 0;
-    const raw = lines[i];
-    const take = (s: string) => {
-      for (const ch of s) {
-        if (!seenGlyph) {
-          if (ch === m[1]) seenGlyph = true;
-          continue;
-        }
-        if (!dim) out += ch;
-      }
-    };
-    for (const e of raw.matchAll(SGR)) {
-      take(raw.slice(last, e.index));
-      last = e.index! + e[0].length;
-      const codes = e[1] === '' ? ['0'] : e[1].split(/[;:]/);
-      for (let k = 0; k < codes.length; k++) {
-        const c = codes[k];
-        if (c === '0' || c === '22') dim = false;
-        else if (c === '2') dim = true;
-        else if ((c === '38' || c === '48') && codes[k + 1] === '5') k += 2;
-        else if ((c === '38' || c === '48') && codes[k + 1] === '2') k += 4;
-      }
-    }
-    take(raw.slice(last));
-    return out.replace(/[│┃|]\s*$/, '').trim();
-  }
-  return null;
-}
-
+/** true = a draft, false = an empty box, null = no input box on screen (a dialog) or unreadable: unknown. */
 export function draftOnScreen(screen: string): boolean | null {
-  const t = inputLineText(screen);
-  return t === null ? null : t.length > 0;
+  const box = readInputBox(screen);
+  return box.found ? !box.empty : null;
 }
 
 /**

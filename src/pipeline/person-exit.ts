@@ -21,7 +21,7 @@ export type PersonExitResult =
 
 /** Judged on fresh evidence first (refusals never need Redis); an exit it would queue that Redis does not take is `not-queued`, with the cause. */
 export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
-  const snap = await deps.fleet(0);
+  const snap = await deps.fleet(0, { roster: 'cli' });
   if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
   const found = resolveSession(snap.sessions, id, holdsProcess);
   if (found.kind === 'none') return { status: 'unknown-id' };
