@@ -13,6 +13,8 @@ import { startTestSunset, type TestSunset } from './support/sunset.js';
 import { runCli } from './support/cli.js';
 import { gatherFleet, type SessionView } from '../src/evidence/fleet.js';
 import { countCap } from '../src/cap/cap.js';
+import { readFileRoster } from '../src/evidence/file-roster.js';
+import { readProcTable } from '../src/evidence/proc.js';
 import { buildReport } from '../src/report/report.js';
 import type { Config } from '../src/config.js';
 
@@ -97,6 +99,15 @@ describe('sunset on the real Claude Code CLI', () => {
     expect(report.awaitingHuman[0]!.rssBytes).toBeGreaterThan(50 * 1024 * 1024);
     // a background session's pty host is counted with it
     expect(by(bgDone.sessionId).rssBytes! / 1024 / 1024).toBeGreaterThan(box.byPid[bgDone.pid]!.mb + 30);
+
+    // the roster read from Claude Code's own files says what `claude agents --json --all` says (a sweep that
+    // costs a few ms, not a 0.3 s, 134 MB child): the same rows, pids, states and names
+    const cliRows = (await fleet.roster()).map((r) => [r.sessionId, r.pid ?? null, r.id ?? null, r.state ?? null, r.kind, r.name ?? null].join(' ')).sort();
+    const fileRoster = await readFileRoster(fleet.claudeDir, await readProcTable());
+    expect(fileRoster.ok).toBe(true);
+    const fileRows = (fileRoster.ok ? fileRoster.rows : []).map((r) => [r.sessionId, r.pid, r.id, r.state, r.kind, r.name].join(' ')).sort();
+    expect(fileRows).toEqual(cliRows);
+    expect((await gatherFleet(cfg)).rosterFrom).toBe('files');
 
     // the CLI takes a short id, a sessionId, a prefix of either, or a name
     const cfgFile = writeConfigFile(cfg);

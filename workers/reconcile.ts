@@ -52,7 +52,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
       }
     }
     // one doctrine for both reapers: the sessions a person is waiting on are pinned against Claude Code's own
-    const pins = snap.roster.ok ? syncPins(deps, snap) : null;
+    const pins = snap.roster.ok ? await syncPins(deps, snap) : null;
     if (pins && !pins.ok) deps.log.warn({ event: 'pins:failed', error: pins.error }, `pins: ${pins.error}`);
     deps.log.debug({ event: 'reconcile:done', tasks: r.tasks.length, advanced, ended, jobChains }, 'reconcile pass');
     return { tasks: r.tasks.length, advanced, ended, jobChains };

@@ -45,6 +45,10 @@ export function formatReport(r: Report): string {
     out.push(`  + fleet overhead ${formatBytes(o.bytes)} (${parts.join(', ')}) = ${formatBytes(r.memory.fleetBytes)} held by Claude Code on this box`);
   }
   if (r.agentViews) out.push(`a person has the agent view open (${r.agentViews}): every background session may be on their screen, so none is asked or stopped`);
+  // the other reaper, in view: what Claude Code's own daemon would retire, and when
+  const cc = r.claudeReaper ?? [];
+  out.push(`Claude Code's own reaper would retire: ${cc.length ? `${cc.length} background session${cc.length === 1 ? '' : 's'}, next ${cc[0].label} at ${cc[0].at.replace('T', ' ').slice(0, 19)} UTC (${cc[0].why})` : 'none (each is attached, pinned, busy or has work in flight)'}`);
+  for (const x of cc.slice(1, 5)) out.push(`  ${x.label.padEnd(10)} at ${x.at.replace('T', ' ').slice(0, 19)} UTC${x.taskState ? `  task ${x.taskState}` : ''}`);
   for (const l of LANES) {
     const m = r.memory.byLane[l];
     out.push(`  ${l.padEnd(15)} ${String(m.sessions).padStart(4)} session${m.sessions === 1 ? ' ' : 's'} ${formatBytes(m.bytes).padStart(9)}  ${(m.share * 100).toFixed(0).padStart(3)} %`);

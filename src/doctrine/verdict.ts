@@ -137,6 +137,10 @@ export interface JobFacts {
   updatedAt: string | null;
   /** When the job last settled in a terminal state (lastTerminalAt). */
   settledAt?: string | null;
+  /** inFlight's parts: background tasks, queued prompts, the kinds of the tasks (null: cannot be told). */
+  tasks?: number | null;
+  queued?: number | null;
+  kinds?: string[];
 }
 
 /** A session's latest hook state (src/hook-events.ts) as evidence; only a fresh one counts. */

@@ -48,6 +48,13 @@ export function jsonObject(text: string): Record<string, unknown> | null {
   return o !== null && typeof o === 'object' && !Array.isArray(o) ? (o as Record<string, unknown>) : null;
 }
 
+/** inFlight's parts Claude Code's reaper reads: tasks, queued prompts, the tasks' kinds. */
+function inFlightParts(v: unknown): { tasks: number | null; queued: number | null; kinds: string[] } {
+  const o = v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+  const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : null);
+  return { tasks: o ? n(o.tasks) : null, queued: o ? n(o.queued) : null, kinds: o && Array.isArray(o.kinds) ? o.kinds.filter((k): k is string => typeof k === 'string') : [] };
+}
+
 /** Parse a job's state.json. null when it is not a JSON object (unknown). Pure. */
 export function parseJobState(text: string): JobFacts | null {
   const r = jsonObject(text);
@@ -61,6 +68,7 @@ export function parseJobState(text: string): JobFacts | null {
     inFlight: inFlightCount(r.inFlight),
     updatedAt: typeof r.updatedAt === 'number' ? new Date(r.updatedAt).toISOString() : str(r.updatedAt),
     settledAt: str(r.lastTerminalAt) ?? str(r.firstTerminalAt),
+    ...inFlightParts(r.inFlight),
   };
 }
 

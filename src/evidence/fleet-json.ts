@@ -18,6 +18,8 @@ export function sessionJson(s: SessionView) {
     notes: s.notes,
     // when its next step is due and what it waits for, protected sessions too (passes: false = a person decides)
     due: s.due ?? null,
+    // the other reaper: when Claude Code's own daemon would retire it (background sessions)
+    ...(s.claudeReaper ? { claudeReaper: s.claudeReaper } : {}),
     next: s.next,
     evidence: s.evidence,
     rssBytes: s.live ? s.rssBytes : null,

@@ -6,6 +6,8 @@ import { labelOf, readRoster, type RosterRow } from './roster.js';
 import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, readProcTable } from './proc.js';
 import { readSessionFiles } from './sessions.js';
 import { chooseRoster } from './file-roster.js';
+import { claudeReaperEta, type ReaperEta } from './claude-reaper.js';
+import { memAvailable } from './meminfo.js';
 import { jobChainReader, jobKey } from '../store/job-state.js';
 import { readMade } from '../store/pins-made.js';
 import { expireKey } from '../store/expire-state.js';
@@ -36,6 +38,8 @@ export interface SessionView extends SessionFacts, Decision {
   rssBytes: number | null;
   /** The process's start (ms), for per-process keys such as expire's; null when not live. */
   procStartMs: number | null;
+  /** When Claude Code's own reaper would retire it (background sessions, claudeDir read): the other reaper, in view. */
+  claudeReaper?: ReaperEta;
 }
 
 export interface FleetSnapshot {
@@ -117,6 +121,9 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   if (!roster.ok) return { ...base, roster: { ok: false, error: roster.error }, sessions: [] };
   const byTask = indexTasks(tasks.ok ? tasks.tasks : []);
   const jobChains = jobChainReader(config.stateDir);
+  // Claude Code's reaper waits 60 s instead of an hour when free memory is under 1 GiB
+  const avail = f.claudeDir !== null ? memAvailable() : null;
+  const lowMemory = avail !== null && avail < 1024 * 1024 * 1024;
   const sunsetPins = new Set(f.claudeDir !== null ? readMade(config.stateDir) : []);
   // Claude Code's per-process files: each live session's messaging socket and tmux pane (docs/claude-code.md)
   const sessionFiles = f.claudeDir !== null ? await readSessionFiles(f.claudeDir, procs, (pid) => procs?.procs.get(pid)?.startTicks ?? null) : null;
@@ -140,6 +147,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
     roster.rows.map(async (row): Promise<SessionView> => {
       const failures: string[] = [];
       const paneNotes: string[] = []; // what the sweep saw that a person should read beside the verdict
+      let reaper: ReaperEta | undefined;
       let live: boolean | null = null;
       let liveWhy: string | undefined;
       let procStartMs: number | null = null;
@@ -183,6 +191,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
           taskState: evidence.task?.state ?? null,
           rssBytes: null,
           procStartMs,
+          ...(reaper ? { claudeReaper: reaper } : {}),
         };
       };
       // Records and gone rows need no further evidence.
@@ -248,6 +257,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         evidence.job = row.id === null ? null : await readJobState(f.claudeDir, row.id);
         // a pin sunset made itself (a task still open) is not a person's
         evidence.pinned = pins && pins.ok ? row.id !== null && pins.pins.has(row.id) && !sunsetPins.has(row.id) : null;
+        reaper = claudeReaperEta(evidence.job, { pinned: pins && pins.ok ? row.id !== null && pins.pins.has(row.id) : null, attached: evidence.attached, lowMemory });
       }
 
       // Inbox

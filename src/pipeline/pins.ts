@@ -5,7 +5,7 @@
 // terminal, sunset takes back only the pins it made (listed in stateDir/pins-made.json). A person's pin is
 // never touched, every other byte of the file survives, and the write is atomic and re-checked: the file is
 // swapped only while it still holds the bytes the new list was computed from (else read again and redone).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { PipelineDeps } from './deps.js';
 import type { FleetSnapshot } from '../evidence/fleet.js';
@@ -56,7 +56,7 @@ export interface PinSync {
  * Bring Claude Code's pins in line with the tasks. A pins file that does not parse is left exactly as it is
  * (and said); a roster that failed changes nothing (missing evidence: no pin is taken back).
  */
-export function syncPins(deps: Pick<PipelineDeps, 'config' | 'log' | 'audit' | 'dryRun'>, snap: FleetSnapshot): PinSync {
+export async function syncPins(deps: Pick<PipelineDeps, 'config' | 'log' | 'audit' | 'dryRun'>, snap: FleetSnapshot): Promise<PinSync> {
   const dir = deps.config.fleet.claudeDir;
   if (!deps.config.fleet.pinProtected || dir === null || !snap.roster.ok) return { ok: true, added: [], removed: [] };
   // which tasks are open, or which sessions live, cannot be told: no pin is added or taken back on that
@@ -91,17 +91,53 @@ export function syncPins(deps: Pick<PipelineDeps, 'config' | 'log' | 'audit' | '
     // remember what we are about to add before adding it: a crash in between leaves a pin we know is ours
     writeMade(stateDir, [...new Set([...stillMade, ...plan.add])]);
     if (!existsSync(dirname(file))) mkdirSync(dirname(file), { recursive: true });
-    const staged = stageFileSync(file, format(next));
-    const unchanged = before === null ? !existsSync(file) : stillHolds(file, before);
-    if (!unchanged) {
-      staged.discard(); // another writer (the CLI, a person) changed it meanwhile: read it again
-      continue;
+    // the CLI's own lock (a directory beside the file, stale after 5 s): it re-reads the file inside it, so
+    // neither writer loses the other's pin
+    const unlock = await cliLock(`${file}.lock`);
+    if (!unlock) return { ok: false, added: [], removed: [], error: `${file}.lock is held (Claude Code is writing its pins): trying again at the next pass` };
+    let unchanged: boolean;
+    try {
+      const staged = stageFileSync(file, format(next));
+      unchanged = before === null ? !existsSync(file) : stillHolds(file, before);
+      if (unchanged) staged.commit();
+      else staged.discard(); // another writer (the CLI, a person) changed it meanwhile: read it again
+    } finally {
+      unlock();
     }
-    staged.commit();
+    if (!unchanged) continue;
     writeMade(stateDir, [...new Set([...stillMade.filter((id) => !plan.remove.includes(id)), ...plan.add])]);
     deps.audit({ event: 'pins:changed', added: plan.add, removed: plan.remove });
     deps.log.info({ event: 'pins:changed', added: plan.add, removed: plan.remove }, `pinned ${plan.add.join(', ') || 'none'} (a task still open: Claude Code's reaper skips them); took back ${plan.remove.join(', ') || 'none'}`);
     return { ok: true, added: plan.add, removed: plan.remove };
   }
   return { ok: false, added: [], removed: [], error: `${file} kept changing under 5 attempts; trying again at the next pass` };
+}
+
+/** Claude Code's pins lock: `pins.json.lock`, a directory (mkdir is the test-and-set), stale 5 s after its last change. */
+async function cliLock(path: string, waitMs = 2000): Promise<(() => void) | null> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    try {
+      mkdirSync(path);
+      return () => {
+        try {
+          rmdirSync(path);
+        } catch {
+          /* broken as stale by another writer */
+        }
+      };
+    } catch (err: any) {
+      if (err?.code !== 'EEXIST') return null;
+    }
+    try {
+      if (Date.now() - statSync(path).mtimeMs > 5000) {
+        rmdirSync(path); // left by a writer that died holding it
+        continue;
+      }
+    } catch {
+      continue; // released meanwhile
+    }
+    if (Date.now() > deadline) return null;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }

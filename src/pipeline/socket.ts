@@ -19,8 +19,9 @@ export function sendUserMessage(path: string, text: string, timeoutMs: number): 
     const timer = setTimeout(() => done(new Error(`no answer from ${path} within ${timeoutMs} ms`)), timeoutMs);
     const sock = createConnection(path);
     sock.on('error', (err: NodeJS.ErrnoException) => done(new Error(`the messaging socket ${path} refused the message: ${err.code ?? err.message}`)));
-    sock.on('connect', () => {
-      sock.end(line, () => done()); // flushed to the kernel: the session reads it from there
-    });
+    // the session answers nothing and keeps the connection open (docs/real-cli-notes.md): the line is out once it
+    // is flushed with no error soon after — a socket left by a killed session can accept the connect, then reset
+    sock.on('connect', () => sock.end(line));
+    sock.on('finish', () => setTimeout(() => done(), 50));
   });
 }

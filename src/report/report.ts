@@ -37,6 +37,8 @@ export interface Report {
   };
   /** Open agent views: while one is open, every background session is attach-unknown. */
   agentViews: number;
+  /** Claude Code's own reaper: the live background sessions it would retire, soonest first (the next one at most an hour on). */
+  claudeReaper: Array<{ id: string | null; label: string; sessionId: string; at: string; why: string; taskState: string | null }>;
   awaitingHuman: AwaitingLane[];
   problems: string[];
 }
@@ -114,6 +116,10 @@ export function buildReport(f: FleetSnapshot, mem: { availableBytes: number | nu
     tasks: { total: f.tasks.length, invalid: f.invalidTasks.length, byState },
     memory: { totalBytes: total, byLane, eligible: { sessions: eligible.length, bytes: eligibleBytes }, ...mem, overhead: f.overhead, fleetBytes: total + (f.overhead?.bytes ?? 0) },
     agentViews: f.agentViews,
+    claudeReaper: live
+      .filter((s) => s.claudeReaper?.at)
+      .map((s) => ({ id: s.id, label: s.label, sessionId: s.sessionId, at: s.claudeReaper!.at!, why: s.claudeReaper!.why, taskState: s.taskState }))
+      .sort((a, b) => Date.parse(a.at) - Date.parse(b.at)),
     awaitingHuman,
     problems: f.problems,
   };

@@ -71,9 +71,16 @@ function reasonsCell(s: SessionView): Html {
   if (s.verdict === 'eligible') {
     const n = s.next;
     const next = n ? `${n.step}${n.n ? ` ${n.n}` : ''}${n.at ? ` at ${n.at.slice(11, 19)} UTC` : ''}` : '';
-    return html`<span>nothing protects it</span>${next ? html`<span class="sub">next: ${next}</span>` : ''}`;
+    return html`<span>nothing protects it</span>${next ? html`<span class="sub">next: ${next}</span>` : ''}${reaperLine(s)}`;
   }
-  return html`<ul class="reasons">${s.reasons.map((r) => html`<li>${reasonWords(r)}<code>${r}</code></li>`)}</ul>${s.notes.map((n) => html`<span class="sub note">${n}</span>`)}${s.due ? html`<span class="sub due" data-passes="${String(s.due.passes)}">${dueWords(s)}</span>` : ''}`;
+  return html`<ul class="reasons">${s.reasons.map((r) => html`<li>${reasonWords(r)}<code>${r}</code></li>`)}</ul>${s.notes.map((n) => html`<span class="sub note">${n}</span>`)}${s.due ? html`<span class="sub due" data-passes="${String(s.due.passes)}">${dueWords(s)}</span>` : ''}${reaperLine(s)}`;
+}
+
+/** The other reaper: when Claude Code's own daemon would retire this session. */
+function reaperLine(s: SessionView): Html {
+  const r = s.claudeReaper;
+  if (!r) return html``;
+  return html`<span class="sub reaper" data-at="${r.at ?? ''}">Claude Code's reaper: ${r.at ? `would retire it at ${r.at.slice(11, 19)} UTC` : `not while ${r.why}`}</span>`;
 }
 
 function agentViewBanner(snap: FleetSnapshot): Html {
