@@ -59,6 +59,8 @@ const fleetSchema = z.strictObject({
    * (the CLI on every sweep), `files`.
    */
   rosterFrom: z.enum(['auto', 'cli', 'files']).default('auto'),
+  /** A chain job deferred while its session is busy asks the session to say when it is next idle (notify_when_idle over its messaging socket) and is judged again then; false = recheck only. */
+  idleNotices: z.boolean().default(true),
   /** A background session with no Driver task whose own job settles `done` gets the exit chain too (docs/claude-code.md). */
   jobChain: z.boolean().default(true),
   /** How a conversation comes back (`sunset resume`): argv, `{sessionId}` filled; null = [claudeCommand, "--resume", "{sessionId}"]. */

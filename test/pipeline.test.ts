@@ -130,8 +130,10 @@ describe('the exit pipeline', () => {
     await until('the refusal said', () => ctx.sunset!.events.some((e) => e.event === 'ask:not-delivered' && e.taskId === 'r'));
     expect(task('r').exitAskedAt).toBeUndefined(); // never counted as made
     expect(ctx.fleet.inboxFiles(refusing)).toEqual([]); // and not sent another way behind its back
-    const asked = ctx.sunset.events.filter((e) => e.event === 'exit:asked');
-    expect(asked.map((e) => [e.taskId, e.via]).sort()).toEqual([['n', 'inbox'], ['s', 'socket']]);
+    // said just after the latch the task files show
+    const asked = () => ctx.sunset!.events.filter((e) => e.event === 'exit:asked');
+    await until('both asks said', () => asked().length >= 2);
+    expect(asked().map((e) => [e.taskId, e.via]).sort()).toEqual([['n', 'inbox'], ['s', 'socket']]);
   });
 
   it('an interactive session leaves by /exit typed into its pane; one sent to the background is finished by claude stop', async () => {

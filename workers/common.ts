@@ -9,8 +9,12 @@ export function jobData<S extends z.ZodType>(schema: S, job: Job): z.output<S> {
   return r.data;
 }
 
-/** Re-run this same job at `at`. Must be the processor's last act: it throws DelayedError. */
-export async function deferJob(job: Job, token: string | undefined, at: number): Promise<never> {
+/**
+ * Re-run this same job at `at`. Must be the processor's last act: it throws DelayedError. `then` runs once the
+ * job is delayed (asking the session for an idle notice, which promotes it: src/pipeline/idle-notices.ts).
+ */
+export async function deferJob(job: Job, token: string | undefined, at: number, then?: () => void): Promise<never> {
   await job.moveToDelayed(Math.ceil(at), token);
+  then?.();
   throw new DelayedError();
 }

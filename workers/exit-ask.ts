@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import type { Job } from 'bullmq';
 import { exitAskSchema } from '../queues/exit-ask.js';
 import { evidenceOf, look, type PipelineDeps } from '../src/pipeline/deps.js';
-import { endChain, latchChain, loadChain, refOf, schedule } from '../src/pipeline/chains.js';
+import { endChain, endIfGone, latchChain, loadChain, refOf, schedule } from '../src/pipeline/chains.js';
 import { judge } from '../src/doctrine/judge.js';
 import { askInTranscript, askText, deliverAsk, type Delivered } from '../src/pipeline/ask.js';
 import { askDelivered, claimAsk, markAskDelivered, releaseAskClaim } from '../src/store/ledger.js';
@@ -23,20 +23,21 @@ export function createAskProcessor(deps: PipelineDeps) {
     const step = c.step;
     // the chain is not at its ask (asked already: one message, ever): schedule what it is at
     if (step?.step !== 'ask' || !c.sessionId) return { next: (await schedule(deps, c))?.step ?? 'open' };
-    if (deps.now() < step.at) return deferJob(job, token, step.at);
+    if (deps.now() < step.at) return (await endIfGone(deps, c, 'ask')) ?? deferJob(job, token, step.at);
     const j = judge({
       act: 'ask',
       ...(await look(deps, c.sessionId, step.at)),
       ...(ref.kind === 'task' ? { taskId: ref.taskId } : { untasked: true, jobKey: jobKey(ref.shortId, ref.start) }),
       now: deps.now(),
       recheck: deps.config.windows.recheck,
+      silence: deps.config.windows.silence,
       graceEnd: step.at,
     });
     if (j.kind === 'end') return endChain(deps, c, 'ask', j);
     const log = ref.kind === 'task' ? { taskId: ref.taskId, sessionId: c.sessionId } : { job: ref.shortId, sessionId: c.sessionId };
     if (j.kind === 'defer') {
       deps.log.info({ event: 'ask:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why}); looking again at ${new Date(j.at).toISOString()}`);
-      return deferJob(job, token, j.at);
+      return deferJob(job, token, j.at, () => deps.idle?.watch(j.view, { queue: 'ask', jobId: String(job.id) }));
     }
     if (deps.dry) {
       const via = deps.config.fleet.askVia === 'auto' ? (j.view.evidence.socket ? 'socket' : 'inbox') : deps.config.fleet.askVia;

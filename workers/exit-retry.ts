@@ -5,7 +5,7 @@
 import type { Job } from 'bullmq';
 import { exitRetrySchema } from '../queues/exit-retry.js';
 import { evidenceOf, look, type PipelineDeps } from '../src/pipeline/deps.js';
-import { endChain, latchChain, loadChain, refOf, schedule } from '../src/pipeline/chains.js';
+import { endChain, endIfGone, latchChain, loadChain, refOf, schedule } from '../src/pipeline/chains.js';
 import { judge } from '../src/doctrine/judge.js';
 import { decided } from '../src/pipeline/events.js';
 import { jobKey } from '../src/store/job-state.js';
@@ -23,19 +23,20 @@ export function createRetryProcessor(deps: PipelineDeps) {
     const mine = giveUp ? step?.step === 'give-up' : step?.step === 'request' && step.n === n;
     // a stale or early job: the latched fields say where the chain is
     if (!mine || !c.sessionId || !step || !('at' in step)) return { skipped: `the chain is at ${step?.step ?? 'open'}`, next: (await schedule(deps, c))?.step };
-    if (deps.now() < step.at) return deferJob(job, token, step.at);
+    if (deps.now() < step.at) return (await endIfGone(deps, c, giveUp ? 'give-up' : `request ${n}`)) ?? deferJob(job, token, step.at);
     const j = judge({
       act: giveUp ? 'give-up' : 'request',
       ...(await look(deps, c.sessionId)),
       ...(ref.kind === 'task' ? { taskId: ref.taskId } : { untasked: true, jobKey: jobKey(ref.shortId, ref.start) }),
       now: deps.now(),
       recheck: deps.config.windows.recheck,
+      silence: deps.config.windows.silence,
     });
     if (j.kind === 'end') return endChain(deps, c, giveUp ? 'give-up' : `request ${n}`, j);
     const log = { ...(ref.kind === 'task' ? { taskId: ref.taskId } : { job: ref.shortId }), sessionId: c.sessionId, n };
     if (j.kind === 'defer') {
       deps.log.info({ event: giveUp ? 'give-up:deferred' : 'request:deferred', ...log, why: j.why, until: new Date(j.at).toISOString() }, `${c.name}: not yet (${j.why}); looking again at ${new Date(j.at).toISOString()}`);
-      return deferJob(job, token, j.at);
+      return deferJob(job, token, j.at, () => deps.idle?.watch(j.view, { queue: 'retry', jobId: String(job.id) }));
     }
     if (deps.dry) {
       const at = new Date(deps.now()).toISOString();

@@ -12,7 +12,7 @@ import type { SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
 import { judge } from '../src/doctrine/judge.js';
 import { decided } from '../src/pipeline/events.js';
-import { chainKey, loadChain, schedule, type ChainRef } from '../src/pipeline/chains.js';
+import { chainKey, loadChain, schedule, stepJob, type ChainRef } from '../src/pipeline/chains.js';
 import { jobKey, latchJobChain } from '../src/store/job-state.js';
 import { wakeScanAt } from '../src/pipeline/expire.js';
 import { deferJob, jobData } from './common.js';
@@ -64,6 +64,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       ...(data.reason === 'person' ? { override: data.override } : {}),
       now: deps.now(),
       recheck: deps.config.windows.recheck,
+      silence: deps.config.windows.silence,
     });
     if (j.kind === 'end' && j.gone) {
       // not running any more (its row gone, a record, its process ended): nothing to call, and the chain has ended
@@ -72,7 +73,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     }
     if (j.kind === 'defer') {
       deps.log.debug({ event: 'exit:deferred', ...log, why: j.why }, `exit ${jobId} waits: ${j.why}`);
-      return deferJob(job, token, j.at);
+      return deferJob(job, token, j.at, () => deps.idle?.watch(j.view, { queue: 'exit', jobId }));
     }
     if (j.kind === 'end') return finish(data, base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
     const view = j.view;
@@ -161,6 +162,9 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     if (ref && outcome !== 'exited' && outcome !== 'gone') {
       const c = await loadChain(deps, ref).catch(() => null);
       if (c) await schedule(deps, c);
+      // still running after its exit path was taken: when it does leave (or next goes idle), its next step is looked at then
+      const next = c && outcome === 'still-running' ? stepJob(deps, c) : null;
+      if (next && next.queue !== 'terminal') deps.idle?.watch(view, { queue: next.queue, jobId: next.jobId }, 'confirm');
     }
     if (rec.reason === 'expire' && outcome !== 'exited' && outcome !== 'gone') await wakeScanAt(deps, Date.parse(done.finishedAt!) + deps.config.windows.retryWait);
     return { outcome };

@@ -24,7 +24,8 @@ import {
 import { dirname, join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { createServer } from 'node:net';
+import { createConnection, createServer } from 'node:net';
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 function parseArgs(argv) {
@@ -202,7 +203,8 @@ function leave(how) {
   } catch {
     /* no request pending (typed /exit) */
   }
-  process.exit(0);
+  // as the real CLI does on its way out: pending idle-notice requests are answered "exited"
+  answerNotices('exited').finally(() => process.exit(0));
 }
 
 // ---- signals: record, never exit (unless the harness is tearing down) ----
@@ -302,6 +304,10 @@ const server = createServer((conn) => {
       } catch {
         continue;
       }
+      if (msg?.type === 'control' && msg.action === 'notify_when_idle') {
+        subscribe(msg);
+        continue;
+      }
       if (msg?.type !== 'user') continue;
       const text = typeof msg.message?.content === 'string' ? msg.message.content : JSON.stringify(msg.message?.content);
       appendLine(p('messages.jsonl'), { id: opts.id, pid, text, at: now() });
@@ -310,6 +316,47 @@ const server = createServer((conn) => {
   });
   conn.on('error', () => undefined);
 });
+// notify_when_idle, as 2.1.328 answers it (docs/real-cli-notes.md): the reply socket must sit in our socket's
+// folder and end in .sock; one request per reply socket (a second replaces the first); answered once — when the
+// session is idle (after a short debounce; not while busy or waiting at a prompt), or "exited" on its way out —
+// by connecting to the reply socket and writing one peer_idle_notice line.
+const notifySubs = new Map(); // reply path → msg_id
+function subscribe(msg) {
+  const from = typeof msg.from === 'string' && msg.from.startsWith('uds:') ? msg.from.slice(4) : null;
+  const ok = from !== null && dirname(from) === dirname(socketPath) && from.endsWith('.sock') && typeof msg.msg_id === 'string';
+  appendLine(p('notify.jsonl'), { id: opts.id, pid, from: msg.from ?? null, msgId: msg.msg_id ?? null, accepted: ok, at: now() });
+  if (ok) notifySubs.set(from, msg.msg_id);
+}
+function currentStatus() {
+  try {
+    return readFileSync(p('status', opts.id), 'utf8').trim() || status;
+  } catch {
+    return status;
+  }
+}
+function answerNotices(state) {
+  const subs = [...notifySubs];
+  notifySubs.clear();
+  const one = ([path, msgId]) =>
+    new Promise((resolve) => {
+      const line = JSON.stringify({ type: 'control', action: 'peer_idle_notice', orig_msg_id: msgId, state, finished_at: Date.now(), from: `uds:${socketPath}`, msgV: 1, msg_id: randomUUID() }) + '\n';
+      const c = createConnection(path);
+      const t = setTimeout(() => (c.destroy(), resolve()), 300);
+      c.on('connect', () => c.end(line));
+      c.on('close', () => (clearTimeout(t), resolve()));
+      c.on('error', () => undefined);
+      appendLine(p('notices.jsonl'), { id: opts.id, pid, to: path, msgId, state, at: now() });
+    });
+  return Promise.all(subs.map(one));
+}
+let idleSince = null;
+setInterval(() => {
+  if (leaving || !notifySubs.size) return;
+  if (currentStatus() !== 'idle') return void (idleSince = null);
+  idleSince ??= Date.now();
+  if (Date.now() - idleSince >= 50) void answerNotices('idle');
+}, 25).unref();
+
 if (!existsSync(p('no-socket'))) {
   try {
     mkdirSync(dirname(socketPath), { recursive: true });

@@ -791,6 +791,16 @@ export class TestFleet {
     return this.logOf('messages.jsonl', a);
   }
 
+  /** notify_when_idle requests agents received (accepted: the reply socket sits in their socket folder), in order. */
+  idleRequests(a?: Agent | string): Array<{ id: string; pid: number; from: string | null; msgId: string | null; accepted: boolean; at: string }> {
+    return this.logOf('notify.jsonl', a);
+  }
+
+  /** The peer_idle_notice answers agents sent (state idle or exited), in order. */
+  idleNotices(a?: Agent | string): Array<{ id: string; pid: number; to: string; msgId: string; state: 'idle' | 'exited'; at: string }> {
+    return this.logOf('notices.jsonl', a);
+  }
+
   /** Agents started after this keep no messaging socket (and write no sessions/<pid>.json): the ask falls back. */
   withoutSockets(on = true): void {
     const f = join(this.registryDir, 'no-socket');

@@ -32,6 +32,8 @@ export interface JudgeInput {
   recheck: number;
   /** When the grace window ends (a chain that has one): grace-pending alone is deferred to then, not to recheck. */
   graceEnd?: number;
+  /** The silence window: a session protected only by a recent transcript (and the grace) is deferred to when both have passed. */
+  silence?: number;
 }
 
 export function judge(j: JudgeInput): Judgement {
@@ -58,8 +60,18 @@ export function judge(j: JudgeInput): Judgement {
     // the scan judges untasked sessions on the expire window alone: a protection now means the next scan looks again
     // (an exit job already requested waits instead, like any other: a request counts only once delivered)
     if (j.act === 'expire') return { kind: 'end', why: v.reasons.join(','), view: v };
-    const onlyGrace = v.reasons.every((r: Reason) => r === 'grace-pending');
-    return { kind: 'defer', at: onlyGrace && j.graceEnd !== undefined && Number.isFinite(j.graceEnd) ? j.graceEnd : later, why: v.reasons.join(','), view: v };
+    return { kind: 'defer', at: passesAt(j, v) ?? later, why: v.reasons.join(','), view: v };
   }
   return { kind: 'act', view: v };
+}
+
+/** When protections that pass by time alone (the grace, a recent transcript) have all passed; undefined: another protects. */
+function passesAt(j: JudgeInput, v: SessionView): number | undefined {
+  let at = -Infinity;
+  for (const r of v.reasons as Reason[]) {
+    if (r === 'grace-pending' && j.graceEnd !== undefined && Number.isFinite(j.graceEnd)) at = Math.max(at, j.graceEnd);
+    else if (r === 'transcript-recent' && j.silence !== undefined && v.evidence.silenceMs !== null) at = Math.max(at, j.now - v.evidence.silenceMs + j.silence);
+    else return undefined;
+  }
+  return Number.isFinite(at) ? at : undefined;
 }

@@ -113,6 +113,8 @@ export interface Evidence {
   pane?: { paneId: string; dead: boolean; clients: number; sessionName: string; from?: 'session-file' | 'process-tree' } | null;
   /** The session's messaging socket (Claude Code's sessions/<pid>.json); null = it names none; absent = not read. */
   socket?: string | null;
+  /** The socket offers idle notices (peerFeatures "notify_idle"): a busy session can say when its turn ends. */
+  notifyIdle?: boolean;
   /** Names of whole probes that failed (roster, proc, tmux, tasks, projects, inbox). */
   probeFailures: string[];
   /** The task that drives this session's chain: its latest terminal task, or the open one that protects it. */

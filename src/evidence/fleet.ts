@@ -199,6 +199,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       const sf = sessionFiles?.ok ? sessionFiles.byPid.get(row.pid) : undefined;
       // the session's messaging socket: how the one message reaches its model (null: the file names none)
       if (f.claudeDir !== null) evidence.socket = sf?.socket ?? null;
+      if (sf?.socket && sf.features.includes('notify_idle')) evidence.notifyIdle = true;
 
       // Tasks
       if (!tasks.ok) failures.push('tasks');

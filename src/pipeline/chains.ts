@@ -15,7 +15,8 @@ import { exitAskId, jobAskId } from '../../queues/exit-ask.js';
 import { exitRetryId, jobRetryId } from '../../queues/exit-retry.js';
 import { jobExitId, requestExitId } from '../../queues/session-exit.js';
 import type { JobRef } from '../../queues/common.js';
-import { endedElsewhere, evidenceOf, exitPriorityNow, latch, type PipelineDeps } from './deps.js';
+import { endedElsewhere, evidenceOf, exitPriorityNow, latch, look, type PipelineDeps } from './deps.js';
+import type { Wake } from './idle-notices.js';
 import { decided } from './events.js';
 import type { SessionView } from '../evidence/fleet.js';
 
@@ -143,40 +144,59 @@ export async function latchChain(
  * latch and enqueue, a flush: a job whose call was made only confirms). Returns the step.
  */
 export async function schedule(deps: PipelineDeps, c: Chain, o: { rssBytes?: number | null } = {}): Promise<ChainStep | null> {
-  const step = c.step;
-  if (!step || !c.sessionId) return step;
+  const j = stepJob(deps, c);
+  if (!j) return c.step;
   const now = deps.now();
-  const delay = (at: number) => (Number.isFinite(at) ? Math.max(0, at - now) : 0);
+  const delay = j.at !== undefined && Number.isFinite(j.at) ? Math.max(0, j.at - now) : 0;
   const p = deps.producers;
+  // a job still in the queue is not added twice (a confirm: present and unfinished, or missing — (re-)add it)
+  if (j.queue === 'terminal') await p.terminal.add(j.jobId, j.data as { taskId: string });
+  else if (j.queue === 'ask') await p.ask.add(j.jobId, j.data as never, { delay });
+  else if (j.queue === 'retry') await p.retry.add(j.jobId, j.data as never, { delay });
+  else await p.exit.add(j.jobId, j.data as never, { priority: exitPriorityNow(deps, o.rssBytes) });
+  return c.step;
+}
+
+/** The job that carries a chain's next step: its queue, id, data and due time (null: no job — ended, or open). */
+export function stepJob(deps: PipelineDeps, c: Chain): { queue: 'terminal' | Wake['queue']; jobId: string; data: object; at?: number } | null {
+  const step = c.step;
+  if (!step || !c.sessionId) return null;
   const ref = c.ref;
   const data = ref.kind === 'task' ? { taskId: ref.taskId } : { job: { shortId: ref.shortId, sessionId: ref.sessionId, start: ref.start } };
   const retryId = (n: number) => (ref.kind === 'task' ? exitRetryId(ref.taskId, n) : jobRetryId(ref.shortId, ref.start, n));
   switch (step.step) {
     case 'release':
-      if (ref.kind === 'task') await p.terminal.add(taskTerminalId(ref.taskId), { taskId: ref.taskId });
-      break;
+      return ref.kind === 'task' ? { queue: 'terminal', jobId: taskTerminalId(ref.taskId), data } : null;
     case 'ask':
-      await p.ask.add(ref.kind === 'task' ? exitAskId(ref.taskId) : jobAskId(ref.shortId, ref.start), data, { delay: delay(step.at) });
-      break;
+      return { queue: 'ask', jobId: ref.kind === 'task' ? exitAskId(ref.taskId) : jobAskId(ref.shortId, ref.start), data, at: step.at };
     case 'request':
-      await p.retry.add(retryId(step.n), { ...data, n: step.n }, { delay: delay(step.at) });
-      break;
-    case 'give-up':
-      await p.retry.add(retryId(deps.config.maxExitRequests + 1), { ...data, n: deps.config.maxExitRequests + 1 }, { delay: delay(step.at) });
-      break;
+      return { queue: 'retry', jobId: retryId(step.n), data: { ...data, n: step.n }, at: step.at };
+    case 'give-up': {
+      const n = deps.config.maxExitRequests + 1;
+      return { queue: 'retry', jobId: retryId(n), data: { ...data, n }, at: step.at };
+    }
     case 'confirm': {
-      // present and unfinished, or missing: (re-)add it; a job still in the queue is not added twice
       const exitData =
         ref.kind === 'task'
-          ? ({ reason: 'request', taskId: ref.taskId, sessionId: c.sessionId, n: step.n } as const)
-          : ({ reason: 'job', sessionId: ref.sessionId, shortId: ref.shortId, start: ref.start, n: step.n } as const);
-      await p.exit.add(exitIdOf(ref, c.sessionId, step.n), exitData, { priority: exitPriorityNow(deps, o.rssBytes) });
-      break;
+          ? { reason: 'request', taskId: ref.taskId, sessionId: c.sessionId, n: step.n }
+          : { reason: 'job', sessionId: ref.sessionId, shortId: ref.shortId, start: ref.start, n: step.n };
+      return { queue: 'exit', jobId: exitIdOf(ref, c.sessionId, step.n), data: exitData };
     }
     case 'end':
-      break;
+      return null;
   }
-  return step;
+}
+
+/**
+ * A job woken before its step's time by its session saying it exited: when a sweep taken after that finds the
+ * session not running any more, the chain ends now (exitedAt), not at the step's time. Null otherwise.
+ */
+export async function endIfGone(deps: PipelineDeps, c: Chain, stepName: string): Promise<{ ended: string } | null> {
+  if (!c.sessionId || !deps.idle?.saidExited(c.sessionId)) return null;
+  const seen = await look(deps, c.sessionId);
+  const v = seen.view;
+  if (!seen.rosterOk || (v && v.verdict !== 'record' && v.verdict !== 'gone')) return null;
+  return endChain(deps, c, stepName, { why: v ? v.verdict : 'absent from the roster', gone: true, ...(v ? { view: v } : {}) });
 }
 
 /**

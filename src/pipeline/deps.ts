@@ -1,6 +1,6 @@
 // What the pipeline's workers share: producers for every queue, the task store with own-write tracking,
 // the evidence source, the audit log and alarms, and the one judgement of a task's session.
-import type { ConnectionOptions } from 'bullmq';
+import { Job, type ConnectionOptions, type Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { fileAudit, type Audit } from '../store/audit.js';
@@ -23,6 +23,7 @@ import { exitRetryQueue } from '../../queues/exit-retry.js';
 import { sessionExitQueue } from '../../queues/session-exit.js';
 import { expireScanQueue } from '../../queues/expire-scan.js';
 import { reconcileQueue } from '../../queues/reconcile.js';
+import { IdleNotices } from './idle-notices.js';
 
 export function createProducers(config: Config, connection: ConnectionOptions, host = config.host) {
   return {
@@ -74,6 +75,8 @@ export interface PipelineDeps {
   dryRun: boolean;
   /** A dry run's latches (in memory: nothing the real run reads is written); null in a real run. */
   dry: DryRunLatches | null;
+  /** Idle notices from busy sessions (src/pipeline/idle-notices.ts); null: a dry run, or fleet.idleNotices off. */
+  idle: IdleNotices | null;
 }
 
 /** Everything a worker or a one-shot command needs, on its own Redis connection. */
@@ -96,7 +99,17 @@ export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?
     now: o.now ?? Date.now,
     dryRun: Boolean(o.dryRun),
     dry,
+    // a dry run sends nothing to a session, not even this (an interactive one shows the request to its person)
+    idle: dry || !config.fleet.idleNotices ? null : new IdleNotices({ log: o.log, timeoutMs: config.probeTimeout, promote: (w) => promote(producers[w.queue].queue, w.jobId) }),
   };
+}
+
+/** Run a deferred job now (false: it is not waiting any more — running, done, or gone). */
+async function promote(queue: Queue, jobId: string): Promise<boolean> {
+  const job = await Job.fromId(queue, jobId);
+  if (!job || !(await job.isDelayed())) return false;
+  await job.promote();
+  return true;
 }
 
 export async function latch(deps: PipelineDeps, taskId: string, patch: LatchPatch) {
@@ -132,6 +145,9 @@ export function sessionFor(snap: FleetSnapshot, sessionId: string): SessionView 
  */
 export async function look(deps: PipelineDeps, sessionId: string, notBefore?: number): Promise<{ rosterOk: boolean; view: SessionView | null }> {
   const now = deps.now();
+  // a session that has just said it is idle or gone: only a sweep taken after it can tell
+  const heard = deps.idle?.noticeAt(sessionId);
+  if (heard !== undefined && !(notBefore !== undefined && notBefore > heard)) notBefore = heard;
   const maxAge = notBefore !== undefined && Number.isFinite(notBefore) && notBefore > now - 1000 ? Math.max(0, now - notBefore) : 1000;
   const snap = await deps.fleet(maxAge);
   return { rosterOk: snap.roster.ok, view: snap.roster.ok ? sessionFor(snap, sessionId) : null };

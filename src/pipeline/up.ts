@@ -57,6 +57,8 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   // each part registers its closer as it starts; they close once, in reverse (src/lifecycle.ts)
   const life = new Lifecycle();
   life.add('queues', () => closeProducers(deps.producers));
+  // the listening socket idle notices come to (opened at the first busy session), removed on the way out
+  if (deps.idle) life.add('idle notices', () => deps.idle!.close());
   // a dry run's schedule is its own, and goes with it: nothing of it is left in Redis for the real run to meet
   if (deps.dry) life.add('dry-run schedule', () => Promise.all(Object.values(deps.producers).map((p) => p.queue.obliterate({ force: true }))));
   // plain options for one server; in cluster mode the producers' Cluster instance, which each Worker
