@@ -132,4 +132,22 @@ describe('sunset on the real Claude Code CLI, part 2', () => {
     expect(asksSent(lane.sessionId)).toBe(1); // one message, across the crash
     expect(fleet.pins()).toEqual([mine.shortId]); // only sunset's pin taken back
   }, 600_000);
+
+  it('a busy session is looked at again the moment its turn ends (notify_when_idle over its socket), not at the next recheck', async () => {
+    const s = await fleet.startBackground('[[slow:12000]] [[state:done]] write a long essay');
+    await fleet.waitForRow(s.shortId, (r) => r?.status === 'busy', 60_000);
+    writeTask(fleet, { id: 't-busy', state: 'done', sessionId: s.sessionId, releasedAt: ago(H) });
+    // a recheck of ten minutes: only the session's own notice can bring the ask within this test's deadline
+    const cfg = realConfig(fleet, redis.url, { windows: { askWait: H, silence: 1000, recheck: 600_000 } });
+    sunset = await startTestSunset(cfg);
+    await fleet.waitFor(() => sunset!.events.some((e) => e.event === 'idle:asked' && e.sessionId === s.sessionId), 30_000);
+    expect(readTask(fleet, 't-busy').exitAskedAt).toBeUndefined();
+    await fleet.waitFor(() => Boolean(readTask(fleet, 't-busy').exitAskedAt), 120_000, 300);
+    expect(sunset.events.find((e) => e.event === 'idle:notice' && e.sessionId === s.sessionId)).toMatchObject({ state: 'idle', woke: [expect.stringMatching(/^ask\//)] });
+    expect(asksSent(s.sessionId)).toBe(1);
+    // the request for a notice is the session's business, not its model's
+    expect(fleet.api.userTextsSeen(s.sessionId).some((t) => t.includes('asked to be told'))).toBe(false);
+    await sunset.close();
+    sunset = null;
+  }, 300_000);
 });
