@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
+import { dropHostKeys } from './redis.js';
 import { parseConfig } from './config.js';
 import { createLogger } from './log.js';
 import { startSunset, type Running } from './pipeline/up.js';
@@ -39,28 +40,6 @@ export async function portFree(port: number, host = '127.0.0.1'): Promise<{ free
     s.once('error', (err: NodeJS.ErrnoException) => resolve({ free: false, code: err.code ?? err.message }));
     s.listen(port, host, () => s.close(() => resolve({ free: true })));
   });
-}
-
-/** Remove every key of the demo's host (its queues, schedulers, leases; a dry run's too) from the Redis it used. */
-export async function dropDemoKeys(url: string, host: string): Promise<number> {
-  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 2000 });
-  c.on('error', () => undefined);
-  let n = 0;
-  try {
-    await c.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await c.scan(cursor, 'MATCH', `{sunset}:*@${host}*`, 'COUNT', 1000);
-      cursor = next;
-      const mine = keys.filter((k) => k.includes(`@${host}:`) || k.includes(`@${host}.dry-run:`));
-      if (mine.length) n += await c.del(...mine);
-    } while (cursor !== '0');
-  } catch {
-    /* Redis gone: nothing left to drop there */
-  } finally {
-    c.disconnect();
-  }
-  return n;
 }
 
 /** How to run this CLI again from another terminal: the compiled one by node, the source one by tsx. */
@@ -182,7 +161,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     for (const t of timers) clearTimeout(t);
     if (running) await running.close().catch(() => undefined);
     // the demo's queues carry a demo-only host name: remove every key of it from a shared Redis
-    if (host) await dropDemoKeys(redis.url, host);
+    if (host) await dropHostKeys(redis.url, host);
     await fleet.destroy();
     await redis.own?.shutdown();
   }

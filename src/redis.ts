@@ -155,3 +155,29 @@ export function redisLink(t: RedisTarget, o: { oneShot?: boolean } = {}): RedisL
     },
   };
 }
+
+/**
+ * Remove every key of one host (its queues, schedulers, admit leases; its dry run's, `<host>.dry-run`) from the
+ * Redis at `url` — not another host's whose name merely starts the same. Returns how many went; a Redis that is
+ * not there has nothing left to drop (0). For the demo and the tests, which leave nothing behind.
+ */
+export async function dropHostKeys(url: string, host: string): Promise<number> {
+  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 2000 });
+  c.on('error', () => undefined);
+  let n = 0;
+  try {
+    await c.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await c.scan(cursor, 'MATCH', `{sunset}:*@${host}*`, 'COUNT', 1000);
+      cursor = next;
+      const mine = keys.filter((k) => k.includes(`@${host}:`) || k.includes(`@${host}.dry-run:`));
+      if (mine.length) n += await c.del(...mine);
+    } while (cursor !== '0');
+  } catch {
+    /* Redis gone: nothing left to drop there */
+  } finally {
+    c.disconnect();
+  }
+  return n;
+}

@@ -36,6 +36,7 @@ import {
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readJsonLines } from '../../src/store/state-files.js';
 
 export type Mode = 'idle' | 'busy' | 'waiting' | 'stubborn';
 export type Status = 'busy' | 'waiting' | 'idle';
@@ -176,24 +177,6 @@ function cmdline(pid: number): string[] | null {
   }
 }
 
-function readJsonLines<T>(file: string): T[] {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch {
-    return [];
-  }
-  const out: T[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    try {
-      out.push(JSON.parse(line) as T);
-    } catch {
-      /* torn line */
-    }
-  }
-  return out;
-}
 
 function writeAtomic(file: string, data: string | Buffer): void {
   const tmp = join(dirname(file), `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);

@@ -5,6 +5,7 @@ import { Writable } from 'node:stream';
 import { parseConfig, type Config } from '../../src/config.js';
 import { createLogger } from '../../src/log.js';
 import { startSunset, type Running, type UpOptions } from '../../src/pipeline/up.js';
+import { dropHostKeys } from '../../src/redis.js';
 import type { TestFleet } from '../../sim/fleet/fleet.js';
 
 export const FAST_WINDOWS = {
@@ -92,22 +93,5 @@ export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}
 
 /** Remove a test host's keys (its queues, its admit leases) from a shared Redis: a test leaves nothing behind. */
 export async function dropHost(redisUrl: string, host: string): Promise<void> {
-  const { Redis } = await import('ioredis');
-  const c = new Redis(redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    let cursor = '0';
-    do {
-      const [next, keys] = await c.scan(cursor, 'MATCH', `{sunset}:*@${host}*`, 'COUNT', 1000);
-      cursor = next;
-      // its own keys, and its dry run's (<host>.dry-run); not another host's whose name merely starts the same
-      const mine = keys.filter((k) => k.includes(`@${host}:`) || k.includes(`@${host}.dry-run:`));
-      if (mine.length) await c.del(...mine);
-    } while (cursor !== '0');
-  } catch {
-    /* Redis gone (a test that stopped its own): nothing to drop */
-  } finally {
-    c.disconnect();
-  }
+  await dropHostKeys(redisUrl, host);
 }

@@ -1,0 +1,39 @@
+// The input-box rule (src/evidence/input-box.ts) on every screen captured from the real CLI 2.1.328
+// (sim/real/fixtures/screens/input-box/, `capture-pane -p -e`): a draft is seen as the person left it, an empty
+// box (placeholders, a cleared box, spaces only) as empty, and an open dialog as no box at all.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readInputBox } from '../src/evidence/input-box.js';
+import { readInputBoxPlain } from '../sim/real/input-box.js';
+
+const DIR = join(import.meta.dirname, '..', 'sim', 'real', 'fixtures', 'screens', 'input-box');
+const DRAFTS: Record<string, string> = {
+  'c-draft-one-line': 'a draft left here',
+  'd-draft-multiline-backslash-enter': 'line one\nline two',
+  'd-draft-multiline-bracketed-paste': 'pasted one\npasted two',
+  'd-draft-multiline-shift-enter': 'first\nsecond',
+  'e-busy-with-draft': 'typed while busy',
+  'e-idle-draft-kept-after-busy': 'typed while busy',
+  'i-draft-cursor-at-start': 'abc def',
+  'i-draft-cursor-in-middle': 'abc def',
+  'i-draft-one-char-cursor-on-it': 'x',
+  'k-draft-slash-command-menu-open': '/exi',
+};
+const NO_BOX = new Set(['h-permission-dialog-no-input-box']);
+const screens = readdirSync(DIR).filter((n) => n.endsWith('.ansi.txt')).map((n) => n.slice(0, -'.ansi.txt'.length));
+
+describe('the input box of the real CLI', () => {
+  it('has fixtures to read', () => expect(screens.length).toBeGreaterThanOrEqual(25));
+  it.each(screens)('%s', (name) => {
+    const box = readInputBox(readFileSync(join(DIR, `${name}.ansi.txt`), 'utf8'));
+    if (NO_BOX.has(name)) return expect(box.found).toBe(false);
+    expect(box.found).toBe(true);
+    expect({ empty: box.empty, draft: box.draft }).toEqual(DRAFTS[name] !== undefined ? { empty: false, draft: DRAFTS[name] } : { empty: true, draft: '' });
+  });
+  it('a plain capture cannot see dim text: a known placeholder reads maybePlaceholder', () => {
+    const plain = readInputBoxPlain(readFileSync(join(DIR, 'f-placeholder-queued-typed.txt'), 'utf8'));
+    expect(plain).toMatchObject({ found: true, maybePlaceholder: true });
+    expect(readInputBoxPlain(readFileSync(join(DIR, 'c-draft-one-line.txt'), 'utf8')).maybePlaceholder).toBe(false);
+  });
+});
