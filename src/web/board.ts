@@ -3,12 +3,10 @@
 // and all of them share one connection, made by src/redis.ts for the configured target: the one server
 // of redisUrl, or the Cluster of redisCluster. In a Cluster, SCAN runs on every master (a keyless command
 // would reach one node at random; the `{sunset}` keys all live on the one node that owns their slot).
+// Bull Board itself (src/web/board-ui.ts, ~10 MB of code) is loaded at the first request for /queues.
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { FastifyAdapter } from '@bull-board/fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PREFIX } from '../../queues/common.js';
 import { closeClient, createRedisClient, isCluster, type RedisTarget } from '../redis.js';
 
@@ -109,50 +107,35 @@ export function stripExternalAssets(page: string): string {
 
 export const BOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'none'";
 
-export async function mountBoard(app: FastifyInstance, dir: QueueDirectory): Promise<void> {
-  const serverAdapter = new FastifyAdapter();
-  serverAdapter.setBasePath('/queues');
-  const adapter = (q: Queue) => {
-    const [base, host] = q.name.split('@');
-    return new BullMQAdapter(q, { readOnlyMode: true, allowRetries: false, allowCompletedRetries: false, displayName: `${base} @ ${host}`, description: `host ${host}` } as any);
+/**
+ * Bull Board at /queues, loaded when first asked for: until then `sunset up` carries none of its code. Its
+ * routes live on a Fastify instance of their own (never listening) that requests are handed to in-process.
+ */
+export function mountBoardLazily(app: FastifyInstance, dir: QueueDirectory, onClose: (f: () => Promise<void>) => void): void {
+  let ui: Promise<FastifyInstance> | null = null;
+  const load = () =>
+    (ui ??= (async () => {
+      const [{ default: Fastify }, { mountBoard }] = await Promise.all([import('fastify'), import('./board-ui.js')]);
+      const inner = Fastify({ logger: false });
+      await mountBoard(inner, dir);
+      await inner.ready();
+      onClose(() => inner.close());
+      return inner;
+    })().catch((err) => {
+      ui = null; // the next request tries again
+      throw err;
+    }));
+  const handler = async (req: FastifyRequest, reply: FastifyReply) => {
+    // read-only, before anything loads: no request but a read reaches the board
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      return reply.code(405).header('allow', 'GET, HEAD').send({ error: 'the queue board is read-only: act through sunset (POST /api/exit/:id, `sunset exit`)' });
+    }
+    const inner = await load();
+    const res = await inner.inject({ method: req.method, url: req.url, headers: req.headers as Record<string, string> });
+    const headers = { ...res.headers };
+    for (const h of ['content-length', 'transfer-encoding', 'connection', 'keep-alive']) delete headers[h];
+    return reply.code(res.statusCode).headers(headers).send(res.rawPayload);
   };
-  const board = createBullBoard({
-    queues: [],
-    serverAdapter,
-    options: {
-      uiConfig: {
-        boardTitle: 'sunset queues',
-        hideDocsLink: true,
-        miscLinks: [
-          { text: 'Fleet', url: '/' },
-          { text: 'Decisions', url: '/decisions' },
-        ],
-        pollingInterval: { showSetting: true },
-      },
-    },
-  });
-  dir.onChange = (queues) => board.replaceQueues(queues.map(adapter));
-  await dir.refresh(0);
-  board.replaceQueues(dir.list().map(adapter));
-
-  await app.register(
-    async (scope) => {
-      // read-only, twice over: the adapters refuse actions, and no request but a read reaches them
-      scope.addHook('onRequest', async (req, reply) => {
-        if (req.method !== 'GET' && req.method !== 'HEAD') {
-          return reply.code(405).header('allow', 'GET, HEAD').send({ error: 'the queue board is read-only: act through sunset (POST /api/exit/:id, `sunset exit`)' });
-        }
-        if (req.url.startsWith('/queues/api/queues')) await dir.refresh(5000);
-      });
-      scope.addHook('onSend', async (_req, reply, payload) => {
-        const type = String(reply.getHeader('content-type') ?? '');
-        if (type.startsWith('text/html')) {
-          reply.header('content-security-policy', BOARD_CSP);
-          if (typeof payload === 'string') return stripExternalAssets(payload);
-        }
-        return payload;
-      });
-      await scope.register(serverAdapter.registerPlugin() as any, { prefix: '/queues' });
-    },
-  );
+  app.all('/queues', handler);
+  app.all('/queues/*', handler);
 }

@@ -11,7 +11,7 @@ import { buildReport } from '../report/report.js';
 import { loadResumeEntries } from '../report/resume.js';
 import { requestPersonExit } from '../pipeline/person-exit.js';
 import { checkRequest, COOKIE, isLoopback, loadToken, tokenMatches, urlHost, WebConfigError } from './auth.js';
-import { mountBoard, QueueDirectory } from './board.js';
+import { mountBoardLazily, QueueDirectory } from './board.js';
 import { createMetrics } from './metrics.js';
 import { memoryNow, reasonWords, reportNow, rowsOf, sessionsJson, taskTimelines } from './model.js';
 import { overTime } from './over-time.js';
@@ -241,8 +241,9 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
 
   app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.collect()));
 
+  const closeAlso: Array<() => Promise<void>> = [];
+  mountBoardLazily(app, dir, (f) => closeAlso.push(f));
   try {
-    await mountBoard(app, dir);
     await app.listen({ host, port });
   } catch (err: any) {
     await dir.close();
@@ -264,6 +265,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
     close: () =>
       (closing ??= (async () => {
         await app.close();
+        for (const f of closeAlso) await f().catch(() => undefined);
         await dir.close();
       })()),
   };
