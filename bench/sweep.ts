@@ -37,7 +37,8 @@ const NOTES =
   'deciding. Keep the public interface; document anything that moved. ';
 
 /** Builds the fleet: light processes, records, tasks, transcripts, inboxes. Returns what the floor needs to know. */
-async function buildFleet(fleet: TestFleet, o: Required<Omit<SweepOptions, 'runs'>>) {
+/** The census fleet: `live` light sessions, `records` records, `tasks` task files (also the idle bench's fleet). */
+export async function buildFleet(fleet: TestFleet, o: Required<Omit<SweepOptions, 'runs'>>) {
   const live = await fleet.spawnLight(o.live, { transcriptAgeMs: 2 * H });
   const records = fleet.addRecords(o.records);
 

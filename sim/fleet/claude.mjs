@@ -14,7 +14,7 @@
 //   claude --resume <sessionId>      the conversation back, in the foreground (an agent with the same ids)
 //
 // It never sends a signal to anything.
-import { existsSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 
@@ -122,6 +122,12 @@ function present(row) {
 }
 
 function agents(args) {
+  // one line per call: the idle bench counts roster calls (issue 15: none between reconciles when nothing is due)
+  try {
+    appendFileSync(p('roster-calls.log'), `${Date.now()}\n`);
+  } catch {
+    /* registry gone */
+  }
   const fault = (readText(p('fault')) ?? '').trim();
   if (fault === 'fail') die(1, 'failed to reach the session daemon (injected fault)');
   if (fault === 'hang') {

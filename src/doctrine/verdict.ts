@@ -115,7 +115,7 @@ export interface Evidence {
   socket?: string | null;
   /** The socket offers idle notices (peerFeatures "notify_idle"): a busy session can say when its turn ends. */
   notifyIdle?: boolean;
-  /** Names of whole probes that failed (roster, proc, tmux, tasks, projects, inbox). */
+  /** Names of whole probes that failed (roster, proc, tmux, tasks, projects, inbox; session-file: its sessions/<pid>.json does not parse). */
   probeFailures: string[];
   /** The task that drives this session's chain: its latest terminal task, or the open one that protects it. */
   task: TaskFacts | null;

@@ -73,6 +73,8 @@ function rosterState(job: Record<string, unknown> | undefined): string | undefin
 export async function readFileRoster(claudeDir: string, procs: ProcTable): Promise<RosterResult> {
   const [files, jobs] = await Promise.all([readSessionFiles(claudeDir, procs, (pid) => procs.procs.get(pid)?.startTicks ?? null), readJobs(join(claudeDir, 'jobs'))]);
   if (!files.ok) return { ok: false, error: files.error };
+  // a running process whose file cannot be read: the files cannot say what it is, so they are not the roster
+  if (files.unreadable.length) return { ok: false, error: `${join(claudeDir, 'sessions')}/${files.unreadable[0]}.json${files.unreadable.length > 1 ? ` (and ${files.unreadable.length - 1} more)` : ''} does not parse` };
   if (jobs instanceof Error) return { ok: false, error: `cannot read ${join(claudeDir, 'jobs')}: ${(jobs as NodeJS.ErrnoException).code ?? jobs.message}` };
   const rows: Record<string, unknown>[] = [];
   const liveJobs = new Set<string>();
@@ -143,7 +145,8 @@ export async function chooseRoster(
         const files = await readFileRoster(f.claudeDir, table);
         const said = disagreement(roster, files);
         if (said) {
-          const distrust = said.startsWith('the CLI lists') || said.startsWith("Claude Code's files could not");
+          // a file that did not parse this once (mid-write) is no reason to stop reading them
+          const distrust = said.startsWith('the CLI lists');
           problems.push(`${said}: the CLI's word is taken${distrust ? '; its files are not read again by this process' : ''}`);
           if (distrust) filesUntrusted = said;
         }

@@ -200,6 +200,8 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       // the session's messaging socket: how the one message reaches its model (null: the file names none)
       if (f.claudeDir !== null) evidence.socket = sf?.socket ?? null;
       if (sf?.socket && sf.features.includes('notify_idle')) evidence.notifyIdle = true;
+      // its file did not parse (caught mid-write, or a shape we do not know): whether it has a socket is unknown
+      if (sessionFiles?.ok && sessionFiles.unreadable.includes(row.pid)) failures.push('session-file');
 
       // Tasks
       if (!tasks.ok) failures.push('tasks');

@@ -52,12 +52,13 @@ export function parseSessionFile(text: string): SessionFile | null {
   };
 }
 
-export type SessionFiles = { ok: true; byPid: Map<number, SessionFile> } | { ok: false; error: string };
+export type SessionFiles = { ok: true; byPid: Map<number, SessionFile>; unreadable: number[] } | { ok: false; error: string };
 
 /**
  * Every session file whose process still runs (pid alive, same process start), by pid. A missing folder is
- * none; an unreadable one is a failed probe. Files that do not parse are skipped (their sessions then have no
- * socket and no named pane: the ask falls back, the pane is found by the process tree).
+ * none; an unreadable one is a failed probe. A file of a running process that does not parse (read twice: it may
+ * be caught mid-write) is left out and its pid listed in `unreadable` — its session is unknown, never absent: the
+ * file roster then defers to the CLI, and the sweep's evidence has no socket and no named pane for it.
  */
 export async function readSessionFiles(claudeDir: string, procs: ProcTable | null, ticksOf: (pid: number) => string | null): Promise<SessionFiles> {
   const dir = join(claudeDir, 'sessions');
@@ -65,27 +66,36 @@ export async function readSessionFiles(claudeDir: string, procs: ProcTable | nul
   try {
     names = await readdir(dir);
   } catch (err: any) {
-    if (err?.code === 'ENOENT') return { ok: true, byPid: new Map() };
+    if (err?.code === 'ENOENT') return { ok: true, byPid: new Map(), unreadable: [] };
     return { ok: false, error: `cannot read ${dir}: ${err?.code ?? err?.message}` };
   }
   const byPid = new Map<number, SessionFile>();
+  const unreadable: number[] = [];
+  const read = async (file: string) => {
+    try {
+      return parseSessionFile(await readFile(file, 'utf8'));
+    } catch (err: any) {
+      return err?.code === 'ENOENT' ? undefined : null; // gone meanwhile: its process ended
+    }
+  };
   await Promise.all(
     names
       .filter((n) => /^\d+\.json$/.test(n))
       .map(async (n) => {
         const pid = Number(n.slice(0, -5));
         if (procs && !procs.procs.has(pid)) return; // a file left behind by a process that has gone
-        let f: SessionFile | null;
-        try {
-          f = parseSessionFile(await readFile(join(dir, n), 'utf8'));
-        } catch {
-          return;
+        let f = await read(join(dir, n));
+        if (f === null) {
+          await new Promise((r) => setTimeout(r, 15)); // caught mid-write, perhaps: once more
+          f = await read(join(dir, n));
         }
-        if (!f || f.pid !== pid) return;
+        if (f === undefined) return;
+        if (f === null) return void unreadable.push(pid);
+        if (f.pid !== pid) return;
         // a reused pid: the file was written by another process than the one running now
         if (f.procStart !== null && ticksOf(pid) !== null && ticksOf(pid) !== f.procStart) return;
         byPid.set(pid, f);
       }),
   );
-  return { ok: true, byPid };
+  return { ok: true, byPid, unreadable };
 }
