@@ -19,6 +19,7 @@ const DRAFTS: Record<string, string> = {
   'i-draft-cursor-in-middle': 'abc def',
   'i-draft-one-char-cursor-on-it': 'x',
   'k-draft-slash-command-menu-open': '/exi',
+  'l-named-session-draft': 'a note for later', // a named session's upper rule carries its name
 };
 const NO_BOX = new Set(['h-permission-dialog-no-input-box']);
 const screens = readdirSync(DIR).filter((n) => n.endsWith('.ansi.txt')).map((n) => n.slice(0, -'.ansi.txt'.length));

@@ -76,7 +76,7 @@ describe('sunset on the real Claude Code CLI', () => {
     await fleet.waitFor(async () => ((await sweep(cfg)).by(bgDone.sessionId).verdict === 'eligible'), 30_000, 300);
     ({ snap, by } = await sweep(cfg));
     expect(by(bgDone.sessionId)).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
-    expect(by(i1.sessionId)).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
+    expect(by(i1.sessionId), JSON.stringify({ reasons: by(i1.sessionId).reasons, notes: by(i1.sessionId).notes, evidence: by(i1.sessionId).evidence })).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
     expect(by(bgBlocked.sessionId)).toMatchObject({ verdict: 'protected', notes: ['it asks: Should I squash the commits?'] });
     expect(by(bgBlocked.sessionId).reasons).toContain('job-blocked');
     expect(by(bgInFlight.sessionId).reasons).toContain('job-in-flight');

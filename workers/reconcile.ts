@@ -2,13 +2,19 @@
 // exit ledger) alone and enqueue it (D7): every finished task's, and every finished Claude Code job's (an
 // untasked background session whose job settled done; its chain begins here, its latches in stateDir). A
 // released task whose session is a record, gone, or absent from a roster that answered has ended: exitedAt is
-// latched (a failed roster is not "absent": the chain goes on and its own worker waits).
+// latched (a failed roster is not "absent": the chain goes on and its own worker waits). A step the session's
+// verdict would end at once (superseded, protected by an open task, a person deciding) gets no job.
 import type { Job } from 'bullmq';
 import { readTasks } from '../src/tasks/tasks.js';
 import { endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
 import { chainKey, chainOfTask, loadChain, schedule } from '../src/pipeline/chains.js';
 import { latchJobChain } from '../src/store/job-state.js';
 import { syncPins } from '../src/pipeline/pins.js';
+import { judge, type Act } from '../src/doctrine/judge.js';
+import type { ChainStep } from '../src/doctrine/chain.js';
+
+/** The act each chain step's worker judges. */
+const ACT: Record<Exclude<ChainStep['step'], 'release' | 'end'>, Act> = { ask: 'ask', request: 'request', 'give-up': 'give-up', confirm: 'exit' };
 
 export function createReconcileProcessor(deps: PipelineDeps) {
   return async (_job?: Job) => {
@@ -23,13 +29,25 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     const snap = await deps.fleet(1000, { roster: 'cli' });
     let advanced = 0;
     let ended = 0;
+    let idle = 0;
     for (const c of open) {
       const t = c.task!;
+      const view = t.sessionId && snap.roster.ok ? sessionFor(snap, t.sessionId) : null;
       if (t.releasedAt && t.sessionId && snap.roster.ok) {
-        const view = sessionFor(snap, t.sessionId);
         if (!view || view.verdict === 'record' || view.verdict === 'gone') {
           await endedElsewhere(deps, t, view).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: t.id, error: err.message }, `task ${t.id}: ${err.message}`));
           ended++;
+          continue;
+        }
+      }
+      // a step its own worker would end at once (a later task supersedes it, an open task protects the session,
+      // a person decides): no job for it — the next pass looks again. (Else every pass woke such chains for nothing,
+      // each exit job a sweep of its own.)
+      const act = c.step && c.step.step !== 'release' && c.step.step !== 'end' ? ACT[c.step.step] : null;
+      if (act && view) {
+        const j = judge({ act, view, rosterOk: true, taskId: t.id, now: deps.now(), recheck: deps.config.windows.recheck });
+        if (j.kind === 'end' && !j.gone) {
+          idle++;
           continue;
         }
       }
@@ -54,7 +72,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     // one doctrine for both reapers: the sessions a person is waiting on are pinned against Claude Code's own
     const pins = snap.roster.ok ? await syncPins(deps, snap) : null;
     if (pins && !pins.ok) deps.log.warn({ event: 'pins:failed', error: pins.error }, `pins: ${pins.error}`);
-    deps.log.debug({ event: 'reconcile:done', tasks: r.tasks.length, advanced, ended, jobChains }, 'reconcile pass');
-    return { tasks: r.tasks.length, advanced, ended, jobChains };
+    deps.log.debug({ event: 'reconcile:done', tasks: r.tasks.length, advanced, ended, idle, jobChains }, 'reconcile pass');
+    return { tasks: r.tasks.length, advanced, ended, idle, jobChains };
   };
 }

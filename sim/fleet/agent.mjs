@@ -393,8 +393,10 @@ if (!existsSync(p('no-socket'))) {
 if (opts.kind === 'interactive') {
   // the input box as the real CLI draws it (src/evidence/input-box.ts): a rule, "❯" + a no-break space, a rule
   // below, and the cursor put back after the glyph, where the terminal echoes what a person types
+  // (a named session's upper rule carries its name, as the real CLI draws it: `───── name ─`)
   const RULE = '─'.repeat(40);
-  const promptBox = () => process.stdout.write(`\n${RULE}\n\u276f\u00a0\n${RULE}\x1b[1A\r\x1b[2C`);
+  const TOP = opts.name ? `${'─'.repeat(30)} ${opts.name} ─` : RULE;
+  const promptBox = () => process.stdout.write(`\n${TOP}\n\u276f\u00a0\n${RULE}\x1b[1A\r\x1b[2C`);
   process.stdout.write(`stand-in claude session ${opts.id} (${opts.mode}). Type /exit to leave.`);
   promptBox();
   const rl = createInterface({ input: process.stdin, terminal: false, crlfDelay: Infinity });

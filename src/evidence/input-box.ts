@@ -35,7 +35,8 @@ const ESC_SGR = /\x1b\[([0-9;:]*)m/y;
 const OTHER_CSI = /\x1b\[[0-9;?]*[A-Za-z]/y;
 const GLYPH = '\u276f';
 const NBSP = '\u00a0';
-const RULE = /^[\u2500]{10,}\s*$/;
+// a rule of ─; a named session's upper rule carries its name near the end (`───── pane-one ─`)
+const RULE = /^\u2500{10,}(?: .* \u2500+)?\s*$/u;
 
 /** One screen line → its visible cells with the attributes that matter here. */
 function cells(line: string): Cell[] {
