@@ -58,3 +58,15 @@ describe('D2: only the exit worker calls sessionExit()', () => {
     }
   });
 });
+
+describe("a person's override", () => {
+  it('never reaches a draft: /exit typed over it would send the draft to the model and the session would stay', async () => {
+    const { judge } = await import('../src/doctrine/judge.js');
+    for (const r of ['draft-pending', 'draft-unknown']) {
+      const view = { verdict: 'protected', reasons: [r], evidence: {} } as any;
+      expect(judge({ act: 'person', view, rosterOk: true, override: true, now: 0, recheck: 0 })).toMatchObject({ kind: 'end', why: r });
+    }
+    const attached = { verdict: 'protected', reasons: ['client-attached'], evidence: {} } as any;
+    expect(judge({ act: 'person', view: attached, rosterOk: true, override: true, now: 0, recheck: 0 }).kind).toBe('act');
+  });
+});

@@ -11,6 +11,8 @@ import { expireFactsReader } from '../src/store/expire-state.js';
 import { silentLogger } from '../src/log.js';
 import { parseConfig } from '../src/config.js';
 import { writeExit, type ExitRecord } from '../src/store/ledger.js';
+import { ownRedis } from './support/redis.js';
+import { Queue } from 'bullmq';
 
 const H = 3_600_000;
 // real processes and Redis on a busy 2-core machine: generous deadlines, every wait on a condition
@@ -41,6 +43,26 @@ const exit = (web: Web, id: string, body: object, token: string | null = web.tok
   call(web, `/api/exit/${encodeURIComponent(id)}`, { method: 'POST', body: JSON.stringify(body), token, headers });
 
 describe('the JSON API', () => {
+  it('POST /api/exit while Redis is away: 503 at once, and nothing is carried out when it comes back', async () => {
+    const redis = await ownRedis();
+    extra.push({ close: () => redis.destroy() });
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
+    const { s, web } = await up({ config: { redisUrl: redis.url } });
+    await redis.stop();
+    const t0 = Date.now();
+    const r = await exit(web, a.id, { reason: 'redis is away', override: true });
+    expect(r.status).toBe(503);
+    expect(await r.json()).toMatchObject({ status: 'not-queued', error: expect.stringMatching(/cannot reach Redis/) });
+    expect(Date.now() - t0).toBeLessThan(15_000);
+    await redis.start();
+    // once the producers' client is back (its offline queue, had it held the add, would have run by now)
+    const q = new Queue(s.deps.producers.exit.name, { connection: { url: redis.url } as never, prefix: '{sunset}' });
+    extra.push({ close: () => q.close() });
+    await until('the producers answer again', async () => (await s.deps.producers.exit.queue.isPaused().then(() => true, () => false)) === true);
+    expect(await q.getJobCounts()).toMatchObject({ waiting: 0, prioritized: 0, delayed: 0, active: 0, completed: 0 });
+    expect(ctx.fleet.requests(a)).toEqual([]);
+  });
+
   it('GET /api/sessions and /api/verdict/:id answer as `sunset verdict --json`; unknown id 404; /healthz, /api/alarms', async () => {
     const waiting = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
     ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: waiting.sessionId });

@@ -45,7 +45,8 @@ export const REASONS = {
 export type Reason = keyof typeof REASONS;
 
 /** Protections no person's override reaches: there is no exit path to take, or none that is safe. */
-export const UNREACHABLE: ReadonlySet<string> = new Set<Reason>(['no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe', 'starting']);
+// (a draft: /exit typed over it would send the person's text to the model as a turn, and the session would stay)
+export const UNREACHABLE: ReadonlySet<string> = new Set<Reason>(['no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe', 'starting', 'draft-pending', 'draft-unknown']);
 
 export type Step = 'ask' | 'request' | 'wait' | 'give-up' | 'expire';
 export interface Next {

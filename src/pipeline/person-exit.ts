@@ -40,10 +40,26 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   const at = deps.now();
   const jobId = personExitId(view.sessionId, at);
   try {
+    // Redis must answer now: an add made while it is away waits in the client's queue and is carried out when
+    // it comes back, minutes later, long after the person was told nothing (the web's answer would hang)
+    await answersNow(deps.producers.exit.queue, 2000);
     await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes) });
   } catch (err: any) {
     return { status: 'not-queued', view, error: `cannot reach Redis at ${redisLinkOf(deps.producers)?.where ?? deps.config.redisUrl} (${err?.message ?? err})` };
   }
   decided(deps, 'exit:person-request', { sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) }, `exit of ${view.label} requested by ${o.by}`);
   return { status: 'accepted', jobId, view };
+}
+
+/** Resolve when Redis answers one small command within ms; reject (with why) otherwise. */
+async function answersNow(queue: { isPaused(): Promise<boolean> }, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms: not queued`)), ms);
+  });
+  try {
+    await Promise.race([queue.isPaused(), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -66,7 +66,26 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   const link = redisLinkOf(deps.producers)!;
   const workerConnection = link.connection(true);
   const producers = deps.producers;
-  const redisDown = throttle(30_000); // said every ~30 s while Redis is away, with the address it tries
+  const said = throttle(30_000); // said every ~30 s while Redis is away, with the address it tries
+  // and once when it answers again (a person reading the log should not have to infer it from later events)
+  let away: NodeJS.Timeout | null = null;
+  const redisDown = () => {
+    if (!away) {
+      away = setInterval(() => {
+        void producers.reconcile.queue.isPaused().then(() => {
+          if (!away) return;
+          clearInterval(away);
+          away = null;
+          log.info({ event: 'redis:ready', where: link.where }, `Redis at ${link.where} answers again`);
+        }, () => undefined);
+      }, 2000);
+      away.unref();
+    }
+    return said();
+  };
+  life.add('redis watch', () => {
+    if (away) clearInterval(away);
+  });
   for (const p of Object.values(producers)) {
     p.queue.on('error', (err) => redisDown() && log.error({ event: 'redis:error', error: err.message }, `Redis at ${link.where} unreachable (${err.message}); retrying`));
   }

@@ -76,7 +76,9 @@ export class QueueDirectory {
     let changed = false;
     for (const name of [...names].sort()) {
       if (this.queues.has(name)) continue;
-      this.queues.set(name, new Queue(name, { connection: this.redis as unknown as ConnectionOptions, prefix: PREFIX }));
+      const q = new Queue(name, { connection: this.redis as unknown as ConnectionOptions, prefix: PREFIX });
+      q.on('error', () => undefined); // an outage is said by `sunset up` (redis:error), not as a stack per reconnect
+      this.queues.set(name, q);
       changed = true;
     }
     if (changed) this.onChange(this.list());

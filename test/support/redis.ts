@@ -45,6 +45,7 @@ export async function ownRedis(): Promise<OwnRedis> {
     port,
     url,
     async start() {
+      if (proc && proc.exitCode === null && proc.signalCode === null) return; // running: a second server would lose the first
       proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
       const deadline = Date.now() + 10_000;
       for (;;) {
