@@ -212,7 +212,7 @@ export function loadConfig(opts: { file?: string; cwd?: string; env?: NodeJS.Pro
   try {
     text = readFileSync(file, 'utf8');
   } catch (err: any) {
-    if (named || err.code !== 'ENOENT') throw new ConfigError(`config file ${file} cannot be read: ${err.code === 'ENOENT' ? 'no such file' : (err.code ?? err.message)}`);
+    if (named || err.code !== 'ENOENT') throw new ConfigError(`config file ${file} cannot be read: ${err.code === 'ENOENT' ? 'no such file' : err.code === 'EISDIR' ? 'it is a folder (give the JSON file in it)' : (err.code ?? err.message)}`);
   }
   if (text !== null) {
     try {

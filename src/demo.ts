@@ -145,7 +145,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
       out(`\n--keep: sunset is still running on the demo fleet. Ctrl-C to stop and clean up.`);
       out(`Its config is ${configFile}; from another terminal, point the CLI at it:`);
       out(`  ${cli} verdict --config ${configFile}`);
-      out(`(and report, alarms, exited, exit ID … with the same --config; the agents' tmux server is \`tmux -S ${config.fleet.tmuxSocket}\`, the queues are host ${config.host} on ${redis.url})`);
+      out(`(and report, alarms, exited, exit ID … with the same --config; the agents' tmux server is \`tmux ${config.fleet.tmuxSocket?.includes('/') ? '-S' : '-L'} ${config.fleet.tmuxSocket}\`, the queues are host ${config.host} on ${redis.url})`);
       await (o.keepUntil ??
         new Promise<void>((resolve) => {
           process.once('SIGINT', () => resolve());

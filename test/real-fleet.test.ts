@@ -111,7 +111,8 @@ describe('sunset on the real Claude Code CLI', () => {
 
     // the CLI takes a short id, a sessionId, a prefix of either, or a name
     const cfgFile = writeConfigFile(cfg);
-    expect((await runCli(['verdict', i1.sessionId.slice(0, 8), '--config', cfgFile])).code).toBe(0);
+    const byPrefix = await runCli(['verdict', i1.sessionId.slice(0, 8), '--config', cfgFile]);
+    expect(byPrefix.code, byPrefix.stdout + byPrefix.stderr).toBe(0);
     expect((await runCli(['verdict', 'pane-one', '--config', cfgFile])).code).toBe(0);
     expect((await runCli(['verdict', 'refactor-parser', '--config', cfgFile])).code).toBe(3);
     const cap = await runCli(['cap', '--json', '--config', cfgFile]);
@@ -168,7 +169,8 @@ describe('sunset on the real Claude Code CLI', () => {
     const after = await fleet.roster();
     expect(after.find((r) => r.sessionId === i1.sessionId)).toBeUndefined(); // an interactive row goes when it ends
     expect(after.find((r) => r.sessionId === bgDone.sessionId)?.pid).toBeUndefined(); // a background one stays as a record
-    expect(sunset.exitCalls.sort()).toEqual([bgDone.id, bgById.id, i1.sessionId].sort());
+    const said = sunset.events.filter((e) => /^(exit|chain|idle):/.test(e.event)).map((e) => `${e.event} ${e.sessionId ?? ''} ${e.why ?? e.how ?? e.outcome ?? ''}`);
+    expect(sunset.exitCalls.sort(), said.join('\n')).toEqual([bgDone.id, bgById.id, i1.sessionId].sort());
     for (const t of ['t-blocked', 't-inflight', 't-pinned', 't-byname', 't-i2']) {
       expect(readTask(fleet, t).exitAskedAt, t).toBeUndefined();
       expect(readTask(fleet, t).exitedAt, t).toBeUndefined();

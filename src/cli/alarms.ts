@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { Alarms, type ListedAlarm } from '../store/alarms.js';
 import { EXIT, UsageError, config, personName, type Command } from './common.js';
 
@@ -50,7 +51,7 @@ export const alarmsCommand: Command = {
           return EXIT.usage;
         case 'unknown-id':
           json({ status: r.status });
-          io.err(`sunset alarms: no alarm has the ID ${JSON.stringify(ids[0])} (sunset alarms --all lists every one)`);
+          io.err(`sunset alarms: no alarm has the ID ${JSON.stringify(ids[0])}${ids[0]!.length < 4 ? ' (a prefix needs at least 4 characters)' : ''} (sunset alarms --all lists every one)`);
           return EXIT.usage;
       }
     }
@@ -64,6 +65,7 @@ export const alarmsCommand: Command = {
     }
     const closed = all.length - all.filter((a) => !a.ack).length;
     if (!list.length) io.out(values.all || !closed ? 'no alarms' : `no open alarms (${closed} acknowledged: sunset alarms --all)`);
+    if (!existsSync(cfg.stateDir)) io.err(`sunset alarms: stateDir ${cfg.stateDir} does not exist (nothing has run with this config yet, or the path is wrong)`);
     else {
       for (const a of list) io.out(line(a));
       if (!values.all && closed) io.out(`(${closed} acknowledged, not shown: sunset alarms --all)`);

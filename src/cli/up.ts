@@ -13,9 +13,10 @@ requests → a person. --role (repeatable) runs only some parts, to split them o
   producers  the task watcher and the reconcile / expire schedulers
   workers    one worker per queue (release, ask, retry, the rate-limited exit worker, ...)
   web        Bull Board, the fleet and decisions pages, the JSON API
---dry-run takes every step the real run would (release, ask, each request, give-up,
-expire) on a schedule of its own, logs and audits each as would-…, and writes nothing the
-real run reads; its schedule is removed when it stops.
+--dry-run takes every step the real run would (release, ask, a request, expire) on a
+schedule of its own and logs each as would-… (audited in stateDir/dry-run.audit.jsonl); it
+writes nothing the real run reads, and its schedule is removed when it stops. It takes the
+likely outcome of an exit request (the session leaves), so a chain ends at its first request.
 Logs are JSON lines on stderr. Interrupted or terminated, it closes every part once (an exit job
 still confirming is given its exitConfirm); a second interrupt stops it at once.`,
   options: { role: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },

@@ -3,7 +3,7 @@
 import { Job, type ConnectionOptions, type Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { fileAudit, type Audit } from '../store/audit.js';
+import { dryRunAuditFile, fileAudit, type Audit } from '../store/audit.js';
 import { Alarms } from '../store/alarms.js';
 import { fleetCache, type FleetSource } from '../evidence/fleet-cache.js';
 import { expireFactsReader } from '../store/expire-state.js';
@@ -91,7 +91,7 @@ export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?
     config,
     policy: policyFrom(config),
     log: o.log,
-    audit: o.audit ?? fileAudit(config.stateDir),
+    audit: o.audit ?? (dry ? fileAudit(config.stateDir, undefined, dryRunAuditFile(config.stateDir)) : fileAudit(config.stateDir)),
     alarms: new Alarms(config, o.log),
     fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir), ...(dry ? { dry } : {}) })),
     producers,

@@ -175,7 +175,7 @@ export class IdleNotices {
     this.said.set(entry.sessionId, { at: Date.now(), state });
     if (this.said.size > 10_000) this.said.delete(this.said.keys().next().value!);
     const woke: string[] = [];
-    for (const [k, w] of entry.wakes) if (await this.d.promote(w).catch(() => false)) woke.push(k);
+    for (const w of entry.wakes.values()) if (await this.d.promote(w).catch(() => false)) woke.push(w.jobId);
     this.d.log.info({ event: 'idle:notice', sessionId: entry.sessionId, state, woke }, `session ${entry.sessionId} says it is ${state === 'exited' ? 'gone' : state}: ${woke.length ? `looking again now (${woke.join(', ')})` : 'nothing was waiting on it'}`);
   }
 

@@ -56,6 +56,9 @@ export interface PinSync {
  * Bring Claude Code's pins in line with the tasks. A pins file that does not parse is left exactly as it is
  * (and said); a roster that failed changes nothing (missing evidence: no pin is taken back).
  */
+/** What each dry run last said it would pin. */
+const dryWords = new WeakMap<object, string>();
+
 export async function syncPins(deps: Pick<PipelineDeps, 'config' | 'log' | 'audit' | 'dryRun'>, snap: FleetSnapshot): Promise<PinSync> {
   const dir = deps.config.fleet.claudeDir;
   if (!deps.config.fleet.pinProtected || dir === null || !snap.roster.ok) return { ok: true, added: [], removed: [] };
@@ -83,7 +86,10 @@ export async function syncPins(deps: Pick<PipelineDeps, 'config' | 'log' | 'audi
       return { ok: true, added: [], removed: [] };
     }
     if (deps.dryRun) {
-      deps.log.info({ event: 'pins:would-change', add: plan.add, remove: plan.remove }, `would pin ${plan.add.join(', ') || 'none'} and take back ${plan.remove.join(', ') || 'none'} in ${file}`);
+      // a dry run never pins, so every sync would say the same again: said when it changes
+      const words = `would pin ${plan.add.join(', ') || 'none'} and take back ${plan.remove.join(', ') || 'none'} in ${file}`;
+      if (dryWords.get(deps) !== words) deps.log.info({ event: 'pins:would-change', add: plan.add, remove: plan.remove }, words);
+      dryWords.set(deps, words);
       return { ok: true, added: plan.add, removed: plan.remove };
     }
     // keep the file's own order; add at the end, take back only ours
@@ -107,7 +113,7 @@ export async function syncPins(deps: Pick<PipelineDeps, 'config' | 'log' | 'audi
     if (!unchanged) continue;
     writeMade(stateDir, [...new Set([...stillMade.filter((id) => !plan.remove.includes(id)), ...plan.add])]);
     deps.audit({ event: 'pins:changed', added: plan.add, removed: plan.remove });
-    deps.log.info({ event: 'pins:changed', added: plan.add, removed: plan.remove }, `pinned ${plan.add.join(', ') || 'none'} (a task still open: Claude Code's reaper skips them); took back ${plan.remove.join(', ') || 'none'}`);
+    deps.log.info({ event: 'pins:changed', added: plan.add, removed: plan.remove }, [plan.add.length ? `pinned ${plan.add.join(', ')} (a task still open: Claude Code's reaper skips a pinned session)` : '', plan.remove.length ? `took back sunset's pin of ${plan.remove.join(', ')} (its task is finished)` : ''].filter(Boolean).join('; '));
     return { ok: true, added: plan.add, removed: plan.remove };
   }
   return { ok: false, added: [], removed: [], error: `${file} kept changing under 5 attempts; trying again at the next pass` };

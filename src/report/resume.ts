@@ -29,6 +29,7 @@ export function resumeCommand(config: Pick<Config, 'fleet'>, sessionId: string):
 function whyOf(r: ExitRecord & Record<string, unknown>): string {
   if (r.reason === 'person') return `a person's request (${r.by ?? '?'}: ${r.why ?? ''}${r.override ? ', overriding protection' : ''})`;
   if (r.reason === 'expire') return `untasked and idle past the expire window (request ${r.n})`;
+  if (r.reason === 'job' || !r.taskId) return `its Claude Code job settled done (request ${r.n} of 3)`;
   return `task ${r.taskId} finished (request ${r.n} of 3)`;
 }
 

@@ -17,8 +17,10 @@ export type Audit = (e: AuditEntry) => void;
 
 export const auditFile = (stateDir: string) => join(stateDir, 'audit.jsonl');
 
-export function fileAudit(stateDir: string, now: () => number = Date.now): Audit {
-  const file = auditFile(stateDir);
+/** A dry run's audit: beside the real one, never in it (the decisions page and /metrics read the real one). */
+export const dryRunAuditFile = (stateDir: string) => join(stateDir, 'dry-run.audit.jsonl');
+
+export function fileAudit(stateDir: string, now: () => number = Date.now, file = auditFile(stateDir)): Audit {
   return (e) => appendJsonLine(file, { at: new Date(now()).toISOString(), ...e });
 }
 

@@ -42,6 +42,7 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     probes: new Gauge({ name: 'sunset_probe_failures', help: 'Probes that failed in the last sweep (inbox: sessions whose inbox could not be read)', labelNames: ['probe'], registers: r }),
     depth: new Gauge({ name: 'sunset_queue_jobs', help: 'Jobs in each queue, by state', labelNames: ['queue', 'state'], registers: r }),
     alarms: new Gauge({ name: 'sunset_alarms', help: 'Alarms raised, ever, by kind', labelNames: ['kind'], registers: r }),
+    alarmsOpen: new Gauge({ name: 'sunset_alarms_open', help: 'Alarms no person has acknowledged yet, by kind', labelNames: ['kind'], registers: r }),
   };
   const c = {
     asks: new Counter({ name: 'sunset_asks_total', help: 'Exit asks delivered (audit "exit:asked")', registers: r }),
@@ -76,7 +77,12 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
 
     const alarms = deps.alarms.list();
     g.alarms.reset();
-    for (const kind of ['session-will-not-exit', 'cap-reached']) g.alarms.set({ kind }, alarms.filter((a) => a.kind === kind).length);
+    const open = deps.alarms.open();
+    g.alarmsOpen.reset();
+    for (const kind of ['session-will-not-exit', 'cap-reached']) {
+      g.alarms.set({ kind }, alarms.filter((a) => a.kind === kind).length);
+      g.alarmsOpen.set({ kind }, open.filter((a) => a.kind === kind).length);
+    }
     setCounter(c.capRefusals, alarms.filter((a) => a.kind === 'cap-reached').length);
 
     const counts = audit.read();
