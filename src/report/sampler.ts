@@ -13,7 +13,8 @@ import type { Logger } from '../log.js';
 import { gatherFleet, type FleetSnapshot } from '../evidence/fleet.js';
 import { hooksDir } from '../evidence/hooks.js';
 import { pruneHookStates } from '../evidence/hook-events.js';
-import { stageFileSync, stillHolds, tryLockSync, type HeldLock } from '../store/atomic-file.js';
+import { stageFileSync, stillHolds } from '../store/atomic-file.js';
+import { tryLockSync, type HeldLock } from '../store/file-lock.js';
 import { censusOf, countAuditSince, type Sample } from './sampler-census.js';
 import { appendSample, lastSample } from './sampler-file.js';
 

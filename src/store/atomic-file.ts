@@ -8,7 +8,7 @@
 //             (swapIfUnchanged, stillHolds): the task latch's compare-and-swap
 //   create    once, ever (O_EXCL), fsynced with its folder: createFileOnceSync
 //   append    one line with O_APPEND (one write: concurrent appenders never interleave): appendLineSync
-//   lock      a cooperative lock file, created exclusively, a stale one broken: acquireLock, tryLockSync
+//   (a cooperative lock file, created exclusively, a stale one broken: src/store/file-lock.ts)
 //
 // It imports node:fs and node:path only: the Claude Code hook (src/cli/hook-event.ts) loads it on every call.
 import * as fs from 'node:fs';
@@ -23,14 +23,14 @@ export interface WriteOptions {
 
 // O_NONBLOCK: a FIFO named like the file must not hang a thread in open()
 export const READ_FLAGS = fs.constants.O_RDONLY | (fs.constants.O_NONBLOCK ?? 0);
-const CREATE_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
+export const CREATE_FLAGS = fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL;
 
-function errCode(e: unknown): string | undefined {
+export function errCode(e: unknown): string | undefined {
   return (e as NodeJS.ErrnoException | null)?.code;
 }
 
 /** unlink, where a missing file is fine: rmSync's checks and retries cost more than the unlink on the latch's hot path. */
-function unlinkIfThere(path: string): void {
+export function unlinkIfThere(path: string): void {
   try {
     fs.unlinkSync(path);
   } catch (e) {
@@ -332,113 +332,3 @@ export async function swapIfUnchanged(target: string, expected: Buffer, data: Bu
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// the cooperative lock file
-
-/** A lock file older than this (by its mtime) was left by a holder that died holding it. */
-export const LOCK_STALE_MS = 10_000;
-
-/** The lock was held by another holder for longer than the caller would wait. */
-export class LockBusyError extends Error {
-  override name = 'LockBusyError';
-  constructor(
-    message: string,
-    readonly file: string,
-  ) {
-    super(message);
-  }
-}
-
-/** What a taker sees of a lock file held by someone else, to judge whether its holder is gone. */
-export interface HeldLock {
-  /** Its text: read only for a `stale` judgement (null when it could not be read). */
-  text: string | null;
-  mtimeMs: number;
-}
-
-export interface LockOptions {
-  /** The line written into the lock file when it is taken (who holds it), e.g. JSON of pid, host and time. */
-  owner: string | (() => string);
-  /** Whether the holder of a lock is gone. @defaultValue its mtime is older than staleMs */
-  stale?: (held: HeldLock) => boolean;
-  /** For the default `stale`. @defaultValue LOCK_STALE_MS */
-  staleMs?: number;
-}
-
-type Release = () => void;
-
-/** The release of a lock this process created: removes it only if it is still ours (a stale-breaker may have replaced it). */
-function releaser(path: string, ino: number): Release {
-  return () => {
-    const st = fs.statSync(path, { throwIfNoEntry: false });
-    if (st && st.ino === ino) unlinkIfThere(path);
-  };
-}
-
-/** The lock file holds no lock of ours yet: create it and say who holds it. */
-function writeOwner(fd: number, owner: LockOptions['owner']): number {
-  try {
-    const line = typeof owner === 'function' ? owner() : owner;
-    fs.writeSync(fd, line.endsWith('\n') ? line : `${line}\n`);
-    return fs.fstatSync(fd).ino;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-/** When the lock at path is held by a holder that is gone, remove that file (only it, not a fresh one that replaced it): true when it was. */
-function breakIfStale(path: string, o: LockOptions): boolean {
-  const st = fs.statSync(path, { throwIfNoEntry: false });
-  if (!st) return true; // gone meanwhile: try again
-  let stale: boolean;
-  if (o.stale) {
-    let text: string | null = null;
-    try {
-      text = fs.readFileSync(path, 'utf8');
-    } catch {
-      text = null;
-    }
-    stale = o.stale({ text, mtimeMs: st.mtimeMs });
-  } else stale = Date.now() - st.mtimeMs > (o.staleMs ?? LOCK_STALE_MS);
-  if (!stale) return false;
-  const again = fs.statSync(path, { throwIfNoEntry: false });
-  if (again && again.ino === st.ino) fs.rmSync(path, { force: true });
-  return true;
-}
-
-/**
- * Take the lock file at `path` (created exclusively), waiting up to waitMs for another holder; a lock whose
- * holder is gone (`stale`) is broken. Resolves with its release.
- * @throws LockBusyError when another holder kept it for longer than waitMs.
- */
-export async function acquireLock(path: string, waitMs: number, o: LockOptions): Promise<Release> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    let fd: number | null = null;
-    try {
-      fd = await openAsync(path, CREATE_FLAGS, 0o644);
-    } catch (e) {
-      if (errCode(e) !== 'EEXIST') throw e;
-    }
-    if (fd !== null) return releaser(path, writeOwner(fd, o.owner));
-    if (breakIfStale(path, o)) continue;
-    if (Date.now() > deadline) throw new LockBusyError(`locked by another writer: ${path} was held for over ${waitMs} ms`, path);
-    await new Promise((resolve) => setTimeout(resolve, 0.2 + Math.random() * 1.5));
-  }
-}
-
-/** acquireLock without waiting, synchronously: the release when this call took the lock, null when a live holder has it. */
-export function tryLockSync(path: string, o: LockOptions): Release | null {
-  for (let tries = 0; tries < 8; tries++) {
-    let fd: number;
-    try {
-      fd = fs.openSync(path, CREATE_FLAGS, 0o644);
-    } catch (e) {
-      if (errCode(e) !== 'EEXIST') throw e;
-      if (breakIfStale(path, o)) continue;
-      return null;
-    }
-    return releaser(path, writeOwner(fd, o.owner));
-  }
-  return null;
-}

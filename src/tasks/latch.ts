@@ -4,7 +4,8 @@
 import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { acquireLock, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError, swapIfUnchanged, tempNameFor } from '../store/atomic-file.js';
+import { swapIfUnchanged, tempNameFor } from '../store/atomic-file.js';
+import { acquireLock, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError } from '../store/file-lock.js';
 import { setTopLevelMembers } from './json-edit.js';
 import { errCode, GONE, readFileBytesSync, unreadable } from './read-tasks.js';
 import {
