@@ -54,7 +54,13 @@ describe('the JSON API', () => {
     expect(r.status).toBe(503);
     expect(await r.json()).toMatchObject({ status: 'not-queued', error: expect.stringMatching(/cannot reach Redis/) });
     expect(Date.now() - t0).toBeLessThan(15_000);
+    // and the web says so: /healthz 503, the pages' banner, /metrics
+    await until('/healthz says Redis is down', async () => (await call(web, '/healthz', { token: web.token })).status === 503);
+    expect(await (await call(web, '/healthz', { token: web.token })).json()).toMatchObject({ ok: false, redis: 'down' });
+    expect(await (await call(web, '/', { token: web.token })).text()).toContain('Redis does not answer');
+    expect(await (await call(web, '/metrics', { token: web.token })).text()).toMatch(/^sunset_redis_up 0$/m);
     await redis.start();
+    await until('/healthz says Redis is back', async () => (await call(web, '/healthz', { token: web.token })).status === 200);
     // once the producers' client is back (its offline queue, had it held the add, would have run by now)
     const q = new Queue(s.deps.producers.exit.name, { connection: { url: redis.url } as never, prefix: '{sunset}' });
     extra.push({ close: () => q.close() });

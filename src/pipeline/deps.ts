@@ -77,6 +77,17 @@ export interface PipelineDeps {
   dry: DryRunLatches | null;
   /** Idle notices from busy sessions (src/pipeline/idle-notices.ts); null: a dry run, or fleet.idleNotices off. */
   idle: IdleNotices | null;
+  /** Whether Redis answers, as `sunset up` last saw it (the web's pages, /healthz and /metrics say so). */
+  redis: RedisState;
+}
+
+export interface RedisState {
+  up: boolean;
+  /** Where it is tried (a URL, or a cluster's seed nodes). */
+  where: string;
+  /** When it was last seen away, and why. */
+  since?: string;
+  error?: string;
 }
 
 /** Everything a worker or a one-shot command needs, on its own Redis connection. */
@@ -100,6 +111,7 @@ export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?
     dryRun: Boolean(o.dryRun),
     dry,
     // a dry run sends nothing to a session, not even this (an interactive one shows the request to its person)
+    redis: { up: true, where: link.where },
     idle: dry || !config.fleet.idleNotices ? null : new IdleNotices({ log: o.log, timeoutMs: config.probeTimeout, promote: (w) => promote(producers[w.queue].queue, w.jobId) }),
   };
 }

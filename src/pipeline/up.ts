@@ -76,6 +76,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
           if (!away) return;
           clearInterval(away);
           away = null;
+          deps.redis = { up: true, where: link.where };
           log.info({ event: 'redis:ready', where: link.where }, `Redis at ${link.where} answers again`);
         }, () => undefined);
       }, 2000);
@@ -87,6 +88,9 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     if (away) clearInterval(away);
   });
   for (const p of Object.values(producers)) {
+    p.queue.on('error', (err) => {
+      if (deps.redis.up) deps.redis = { up: false, where: link.where, since: new Date().toISOString(), error: err.message };
+    });
     p.queue.on('error', (err) => redisDown() && log.error({ event: 'redis:error', error: err.message }, `Redis at ${link.where} unreachable (${err.message}); retrying`));
   }
 

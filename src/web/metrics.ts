@@ -42,6 +42,7 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     probes: new Gauge({ name: 'sunset_probe_failures', help: 'Probes that failed in the last sweep (inbox: sessions whose inbox could not be read)', labelNames: ['probe'], registers: r }),
     depth: new Gauge({ name: 'sunset_queue_jobs', help: 'Jobs in each queue, by state', labelNames: ['queue', 'state'], registers: r }),
     alarms: new Gauge({ name: 'sunset_alarms', help: 'Alarms raised, ever, by kind', labelNames: ['kind'], registers: r }),
+    redisUp: new Gauge({ name: 'sunset_redis_up', help: '1 while Redis answers sunset up, 0 while it is away', registers: r }),
     alarmsOpen: new Gauge({ name: 'sunset_alarms_open', help: 'Alarms no person has acknowledged yet, by kind', labelNames: ['kind'], registers: r }),
   };
   const c = {
@@ -77,6 +78,7 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
 
     const alarms = deps.alarms.list();
     g.alarms.reset();
+    g.redisUp.set(deps.redis.up ? 1 : 0);
     const open = deps.alarms.open();
     g.alarmsOpen.reset();
     for (const kind of ['session-will-not-exit', 'cap-reached']) {

@@ -55,6 +55,11 @@ const scroll = (table: Html) => html`<div class="table-scroll">${table}</div>`;
 const VERDICT_ORDER: Record<string, number> = { eligible: 0, protected: 1, gone: 2, record: 3 };
 const cls = (s: string) => s.toLowerCase().replace(/[^a-z0-9-]/g, '');
 
+function redisBanner(r: FleetPageData['redis']): Html {
+  if (!r || r.up) return html``;
+  return html`<div class="banner bad" role="alert" id="redis-down"><b>Redis does not answer</b> (${r.where}, since ${r.since?.replace('T', ' ').slice(0, 19) ?? '?'} UTC: ${r.error ?? 'unreachable'}). Nothing is scheduled or carried out until it does, and an exit asked for here is refused, not kept for later; sunset keeps trying.</div>`;
+}
+
 function rosterBanner(snap: FleetSnapshot): Html {
   if (snap.roster.ok) return html``;
   return html`<div class="banner bad" role="alert"><b>The roster did not answer:</b> ${snap.roster.error}. Nothing is judged, asked or exited until it does (missing evidence protects).</div>`;
@@ -120,6 +125,8 @@ function figure(value: string | number, label: string, tone = '', title?: string
 export interface FleetPageData {
   /** This process is a dry run: the steps shown are what it would do. */
   dryRun?: boolean;
+  /** Redis as `sunset up` last saw it: away, the page says so. */
+  redis?: { up: boolean; where: string; since?: string; error?: string };
   snap: FleetSnapshot;
   /** Built with `mem` (reportNow), so its memory figures carry the eligible give-back and the pressure flag. */
   report: Report;
@@ -210,7 +217,7 @@ export function fleetPage(d: FleetPageData): string {
   const body = html`<h1>The fleet</h1>
 <p class="lede">Every roster row, the verdict on it and why. A finished session leaves by its own exit path (<code>claude stop</code>, or <code>/exit</code> typed into its pane), never by a signal: released, then one message, then at most three exit requests, then a person decides.</p>
 ${d.dryRun ? html`<div class="banner warn" id="dry-run" role="status"><b>Dry run.</b> The steps below are what sunset would do (<code>would-…</code> in the log and audit), on a schedule of its own: nothing is released, asked, requested or exited, and nothing the real run reads is written.</div>` : ''}
-${rosterBanner(snap)}
+${rosterBanner(snap)}${redisBanner(d.redis)}
 ${agentViewBanner(snap)}
 ${pressureBanner(mem)}
 <div class="figures">
@@ -242,6 +249,7 @@ ${overTimeSection(d.overTime, d.sampleEvery)}`;
 }
 
 export interface DecisionsPageData {
+  redis?: FleetPageData['redis'];
   snap: FleetSnapshot;
   report: Report;
   /** Every alarm with its id and acknowledgement (Alarms.listed()): the open ones are listed. */
@@ -307,7 +315,7 @@ export function decisionsPage(d: DecisionsPageData): string {
 
   const body = html`<h1>Decisions</h1>
 <p class="lede">What sunset leaves to a person. It never acts on a lane awaiting a human, nor goes past three exit requests: bounding those is your decision. A request made here goes through the same rate-limited queue as <code>sunset exit</code>, is judged on fresh evidence, and is recorded with your reason.</p>
-${rosterBanner(snap)}
+${rosterBanner(snap)}${redisBanner(d.redis)}
 <section class="card"><h2>Lanes awaiting a human <span class="sub">oldest first</span></h2>
 ${headline}
 ${waiting.length ? scroll(html`<table id="awaiting" class="sortable"><thead><tr><th tabindex="0">Task</th><th tabindex="0">Session</th><th tabindex="0" class="num" data-type="number">Memory</th><th tabindex="0" class="num" data-type="number">Waited</th><th class="nosort">Decide</th></tr></thead><tbody>${laneRows}</tbody></table>`) : ''}

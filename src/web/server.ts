@@ -112,6 +112,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
         sampleEvery: deps.config.windows.sampleEvery,
         token,
         dryRun: Boolean(deps.dry),
+        redis: deps.redis,
       }),
     );
   });
@@ -119,7 +120,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
   app.get('/decisions', async (_req, reply) => {
     const snap = await snapshot();
     reply.code(rosterStatus(snap));
-    return sendPage(reply, decisionsPage({ snap, report: buildReport(snap), alarms: deps.alarms.listed(), token, dryRun: Boolean(deps.dry) }));
+    return sendPage(reply, decisionsPage({ snap, report: buildReport(snap), alarms: deps.alarms.listed(), token, dryRun: Boolean(deps.dry), redis: deps.redis }));
   });
 
   app.get('/login', async (_req, reply) => sendPage(reply, loginPage(deps.config.host)));
@@ -138,7 +139,12 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
 
   // ------------------------------------------------------------------ JSON API
 
-  app.get('/healthz', async () => ({ ok: true, host: deps.config.host }));
+  // ok: the web answers and Redis does (a pipeline without its schedule is not healthy)
+  app.get('/healthz', async (_req, reply) => {
+    const r = deps.redis;
+    if (!r.up) reply.code(503);
+    return { ok: r.up, host: deps.config.host, redis: r.up ? 'up' : 'down', ...(r.up ? {} : { since: r.since, error: r.error }) };
+  });
 
   app.get('/api/sessions', async (_req, reply) => {
     const snap = await snapshot();
