@@ -8,7 +8,7 @@ import { Alarms } from '../src/store/alarms.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { startSunset } from '../src/pipeline/up.js';
 import { silentLogger } from '../src/log.js';
-import { readAudit } from '../src/store/audit.js';
+import { dryRunAuditFile, readAudit, readAuditFrom } from '../src/store/audit.js';
 
 const H = 3_600_000;
 const ctx = useFleet();
@@ -199,7 +199,7 @@ describe('the exit pipeline', () => {
     const released = { id: 'rel', state: 'done', sessionId: b.sessionId, releasedAt: new Date(Date.now() - H).toISOString() };
     ctx.fleet.writeTask(released);
     const cfg = testConfig(ctx.fleet);
-    const stateFiles = () => (existsSync(cfg.stateDir) ? readdirSync(cfg.stateDir).filter((n) => n !== 'audit.jsonl').sort() : []);
+    const stateFiles = () => (existsSync(cfg.stateDir) ? readdirSync(cfg.stateDir).filter((n) => n !== 'dry-run.audit.jsonl').sort() : []);
     const before = stateFiles();
     ctx.sunset = await startTestSunset(cfg, { dryRun: true });
     // the whole chain, previewed, for both: release (for the one not yet released), the ask, the request, the exit
@@ -207,7 +207,10 @@ describe('the exit pipeline', () => {
     await until('both walked to the exit', () => steps('fresh').includes('would-exit') && steps('rel').includes('would-exit'));
     expect(steps('fresh')).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
     expect(steps('rel')).toEqual(['would-ask', 'would-request', 'would-exit']);
-    expect(readAudit(cfg.stateDir).filter((e) => e.taskId === 'fresh').map((e) => e.event)).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
+    // audited beside the real audit, never in it (the decisions page and /metrics read that one)
+    await until('the dry run audited its steps', () => (readAuditFrom(dryRunAuditFile(cfg.stateDir))?.entries ?? []).filter((e) => e.taskId === 'fresh').length >= 4);
+    expect(readAuditFrom(dryRunAuditFile(cfg.stateDir))!.entries.filter((e) => e.taskId === 'fresh').map((e) => e.event)).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
+    expect(readAudit(cfg.stateDir)).toEqual([]);
     // nothing the real run reads was written: task files, inboxes, sockets, ledger, claims, samples, token
     expect(task('fresh')).toEqual({ id: 'fresh', state: 'done', sessionId: a.sessionId });
     expect(task('rel')).toEqual(released);
