@@ -68,6 +68,18 @@ describe('sunset exited / sunset resume on a test fleet', () => {
     expect(v.sessions[0].reasons).toContain('resumed');
   });
 
+  it('a stateDir that does not exist is said on stderr; stdout stays what it says (and valid JSON with --json)', async () => {
+    const cfg = ctx.fleet.writeConfig({ host: uniqueHost(), stateDir: '/nonexistent/sunset-state' });
+    for (const verb of ['exited', 'alarms']) {
+      const plain = await runCli([verb, '--config', cfg]);
+      expect(plain.code).toBe(0);
+      expect(plain.stdout.trim()).toBe(verb === 'exited' ? 'nothing exited yet' : 'no alarms');
+      expect(plain.stderr).toContain('/nonexistent/sunset-state does not exist');
+      const json = await runCli([verb, '--json', '--config', cfg]);
+      expect(JSON.parse(json.stdout)).toEqual(verb === 'exited' ? { entries: [] } : { alarms: [] });
+    }
+  });
+
   it('unknown ids exit 2; a background session resumes in the foreground and passes on its exit code', async () => {
     const cfg = ctx.fleet.writeConfig({ host: uniqueHost() });
     const unknown = await runCli(['resume', 'nope', '--config', cfg]);

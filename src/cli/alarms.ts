@@ -64,8 +64,8 @@ export const alarmsCommand: Command = {
       return EXIT.ok;
     }
     const closed = all.length - all.filter((a) => !a.ack).length;
-    if (!list.length) io.out(values.all || !closed ? 'no alarms' : `no open alarms (${closed} acknowledged: sunset alarms --all)`);
     if (!existsSync(cfg.stateDir)) io.err(`sunset alarms: stateDir ${cfg.stateDir} does not exist (nothing has run with this config yet, or the path is wrong)`);
+    if (!list.length) io.out(values.all || !closed ? 'no alarms' : `no open alarms (${closed} acknowledged: sunset alarms --all)`);
     else {
       for (const a of list) io.out(line(a));
       if (!values.all && closed) io.out(`(${closed} acknowledged, not shown: sunset alarms --all)`);

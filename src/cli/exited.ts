@@ -18,9 +18,9 @@ brings one back (through the cap). --json prints { "entries": [ … ] } (as GET 
     if (values.array && !values.json) throw new UsageError(`--array goes with --json\n\n${this.usage}`);
     const cfg = config(values, io);
     const entries = loadResumeEntries(cfg, new Alarms(cfg).list());
+    if (!existsSync(cfg.stateDir)) io.err(`sunset exited: stateDir ${cfg.stateDir} does not exist (nothing has run with this config yet, or the path is wrong)`);
     if (values.json) io.out(JSON.stringify(values.array ? entries : { entries }, null, 2));
     else if (!entries.length) io.out('nothing exited yet');
-    if (!existsSync(cfg.stateDir)) io.err(`sunset exited: stateDir ${cfg.stateDir} does not exist (nothing has run with this config yet, or the path is wrong)`);
     else
       for (const e of entries) {
         io.out(`${e.at}  ${e.outcome.padEnd(7)} ${(e.id ?? e.sessionId.slice(0, 8)).padEnd(10)} ${e.kind ?? ''} ${e.taskId ? `task ${e.taskId}` : 'untasked'}  ${e.rssFreedBytes ? `freed ${formatBytes(e.rssFreedBytes)}` : ''}`);
