@@ -144,6 +144,8 @@ describe('sunset on the real Claude Code CLI, part 2', () => {
     expect(readTask(fleet, 't-busy').exitAskedAt).toBeUndefined();
     await fleet.waitFor(() => Boolean(readTask(fleet, 't-busy').exitAskedAt), 120_000, 300);
     expect(sunset.events.find((e) => e.event === 'idle:notice' && e.sessionId === s.sessionId)).toMatchObject({ state: 'idle', woke: [expect.stringMatching(/^ask\//)] });
+    // the ask reaches the model on the session's next turn, a moment after sunset latches exitAskedAt
+    await fleet.waitFor(() => asksSent(s.sessionId) >= 1, 30_000);
     expect(asksSent(s.sessionId)).toBe(1);
     // the request for a notice is the session's business, not its model's
     expect(fleet.api.userTextsSeen(s.sessionId).some((t) => t.includes('asked to be told'))).toBe(false);

@@ -51,15 +51,32 @@ export async function sessionExit(target: ExitTarget, config: Config, opts: { po
   if (!ended) return { method: 'typed-exit', called: true, exited: false, ms: Date.now() - started };
 
   // `/exit` can send a session to the background instead of ending it: the same id then lives on
-  // as a background row with a new pid, and the background path finishes it.
-  const roster = await readRoster(config.fleet.rosterCommand, config.probeTimeout);
-  const successor = roster.ok
-    ? roster.rows.find((r) => ((target.id !== null && r.id === target.id) || r.sessionId === target.sessionId) && r.pid !== null && r.pid !== target.pid && r.kind === 'background')
-    : undefined;
-  if (!successor || successor.id === null || unsafeId(successor.id) || !(await alive(successor.pid!, successor.startedAt))) return { method: 'typed-exit', called: true, exited: true, ms: Date.now() - started };
+  // as a background row with a new pid, and the background path finishes it. The successor's row can
+  // lag the old process's end (or a roster read fail): while the roster still shows this session with
+  // no live successor (its old pid, no pid yet) or does not answer, look again, up to windows.starting.
+  const successor = await findSuccessor(target, config, Date.now() + config.windows.starting, opts.poll);
+  if (!successor) return { method: 'typed-exit', called: true, exited: true, ms: Date.now() - started };
   const r = await stop(successor.id, config);
   const exited = await waitForEnd(successor.pid!, successor.startedAt, Math.max(deadline, Date.now() + config.windows.exitConfirm / 2), opts.poll);
   return { method: 'typed-exit+claude-stop', called: true, exited, ms: Date.now() - started, ...(r.ok || exited ? {} : { error: r.error }) };
+}
+
+type Successor = { id: string; pid: number; startedAt: string | null };
+
+async function findSuccessor(target: ExitTarget, config: Config, until: number, poll = 50): Promise<Successor | null> {
+  for (;;) {
+    const roster = await readRoster(config.fleet.rosterCommand, config.probeTimeout);
+    const same = roster.ok ? roster.rows.filter((r) => (target.id !== null && r.id === target.id) || r.sessionId === target.sessionId) : [];
+    const next = same.find((r) => r.pid !== null && r.pid !== target.pid && r.kind === 'background');
+    if (next) {
+      if (next.id === null || unsafeId(next.id) || !(await alive(next.pid!, next.startedAt))) return null;
+      return { id: next.id, pid: next.pid!, startedAt: next.startedAt };
+    }
+    // the session is off the roster (or a pid-less record of a job that is over): it ended
+    const pending = !roster.ok || same.some((r) => r.pid === target.pid || (r.pid === null && r.raw.status != null));
+    if (!pending || Date.now() >= until) return null;
+    await new Promise((r) => setTimeout(r, Math.max(poll, 100)));
+  }
 }
 
 async function stop(id: string, config: Config) {
