@@ -67,7 +67,7 @@ export const PIPELINE_PHASES = ['floor', 'burst', 'lateness', 'idle'];
 
 const H = 3_600_000;
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli.js');
+export const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'cli.js');
 const NOTES = 'Implement the change described in the issue, run the tests, write the close-out. '.repeat(4);
 
 /** Every queue of a host, removed from the shared Redis (schedulers and jobs included), then checked. */
@@ -369,7 +369,7 @@ async function latenessBench(n: number, cleanup: Cleanup) {
 
 // ------------------------------------------------------------------------------------------ idle
 
-function procSample(pid: number): { cpuTicks: number; childTicks: number; rssBytes: number; anonBytes: number; fileBytes: number } {
+export function procSample(pid: number): { cpuTicks: number; childTicks: number; rssBytes: number; anonBytes: number; fileBytes: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // fields 14-17 (utime, stime, cutime, cstime) are f[11..14]
@@ -382,7 +382,7 @@ function procSample(pid: number): { cpuTicks: number; childTicks: number; rssByt
 }
 
 /** The RSS floor: a bare `node` that only waits, measured the same way. */
-async function bareNodeRss(): Promise<number> {
+export async function bareNodeRss(): Promise<number> {
   const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
   try {
     await sleep(1500);

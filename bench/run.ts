@@ -1,10 +1,10 @@
-// npm run bench  =  npm run build && node dist/bench/run.js [sweep|pipeline|footprint]...
+// npm run bench  =  npm run build && node dist/bench/run.js [sweep|pipeline|footprint|realfleet]...
 // Runs the benches (all of them by default; `npm run bench -- footprint` runs only that one), prints the
 // machine's facts first and a summary table last.
 // Exit code 0 when every figure meets its target, 1 when one misses, 2 when a bench could not run.
 import { Cleanup, load, machine, verdict, type Figure } from './common.js';
 
-const BENCHES = ['sweep', 'pipeline', 'footprint'] as const;
+const BENCHES = ['sweep', 'pipeline', 'footprint', 'realfleet'] as const;
 type Bench = (typeof BENCHES)[number];
 
 /** --key=number options, for quick runs while investigating (the defaults are the bench's sizes). */
@@ -20,6 +20,8 @@ function numbers(argv: string[]): Record<string, number> {
 async function runOne(name: Bench, only: string[], n: Record<string, number>): Promise<Figure[]> {
   if (name === 'sweep') return (await import('./sweep.js')).benchSweep({ live: n.live, records: n.records, tasks: n.tasks, runs: n.runs });
   // its own redis-server on a free port, never the shared Redis (bench/redis-footprint.ts)
+  // the real Claude Code CLI on its stand-in API, its own HOME, daemon, tmux socket and redis-server
+  if (name === 'realfleet') return (await import('./realfleet.js')).benchRealFleet({ sessions: n.sessions, idleSeconds: n.realIdleSeconds, runs: n.runs });
   if (name === 'footprint') return (await import('./redis-footprint.js')).benchRedisFootprint({ tasks: n.footprintTasks, batch: n.footprintBatch, exitKeep: n.exitKeep });
   return (await import('./pipeline.js')).benchPipeline({ only, burst: n.burst, trickle: n.trickle, late: n.late, idleSessions: n.idleSessions, idleSeconds: n.idleSeconds, floorTrips: n.floorTrips });
 }
@@ -33,7 +35,7 @@ async function main(argv: string[]): Promise<number> {
       console.error(
         `usage: node dist/bench/run.js [${BENCHES.join('|')}]... [--only=floor,burst,lateness,idle] ` +
           `[--live=N --records=N --tasks=N --runs=N --burst=N --trickle=N --late=N --idle-sessions=N --idle-seconds=N --floor-trips=N ` +
-          `--footprint-tasks=N --footprint-batch=N --exit-keep=N]  (unknown bench "${a}")`,
+          `--footprint-tasks=N --footprint-batch=N --exit-keep=N --sessions=N --real-idle-seconds=N]  (unknown bench "${a}")`,
       );
       return 2;
     }

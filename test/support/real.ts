@@ -1,29 +1,17 @@
 // sunset pointed at a fleet of the REAL Claude Code CLI (sim/real/real-fleet.ts): the fleet's own HOME, daemon,
 // tmux socket and stand-in Messages API; the test's own redis-server. sunset runs the CLI through a small
 // wrapper that carries the fleet's environment (a person runs sunset as the user whose HOME holds the fleet).
-import { chmodSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig, type Config } from '../../src/config.js';
 import { afterAll, beforeAll } from 'vitest';
 import { RealFleet } from '../../sim/real/real-fleet.js';
 import { ownRedis, type OwnRedis } from './redis.js';
 import type { TestSunset } from './sunset.js';
-import { shellWord } from '../../src/report/resume.js';
+import { claudeWrapper } from '../../sim/real/claude-wrapper.js';
 import { FAST_WINDOWS, uniqueHost } from './sunset.js';
 
-/** `<root>/bin/claude`: the real binary with the fleet's environment (HOME, the stand-in API); argv[0] stays the binary's. */
-export function claudeWrapper(fleet: RealFleet): string {
-  const bin = join(fleet.root, 'bin');
-  mkdirSync(bin, { recursive: true });
-  const file = join(bin, 'claude');
-  const vars = Object.entries(fleet.env)
-    .filter(([k, v]) => v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k))
-    .map(([k, v]) => `export ${k}=${shellWord(String(v))}`)
-    .join('\n');
-  writeFileSync(file, `#!/bin/sh\n# sunset real-client tests: the real Claude Code with this fleet's environment\n${vars}\nexec ${shellWord(fleet.binary)} "$@"\n`);
-  chmodSync(file, 0o755);
-  return file;
-}
+export { claudeWrapper };
 
 /** A sunset config for the real fleet: its folders, its tmux socket, the wrapper; windows compressed. */
 export function realConfig(fleet: RealFleet, redisUrl: string, overrides: Record<string, any> = {}): Config {

@@ -1,0 +1,257 @@
+// Bench: sunset on a fleet of the REAL Claude Code CLI (the real-client test tier's: its own HOME, daemon,
+// tmux socket and stand-in Messages API; sim/real/real-fleet.ts), half background, half interactive, each
+// with a Driver task. Its own redis-server on a free port (never the shared one). Three figures:
+//
+//   sweep   one sweep's cost (gatherFleet, every probe and verdict) standing on Claude Code's own files, and
+//           one that calls `claude agents --json --all`: wall, CPU (own, children), child processes, roster
+//           calls — against the files-only floor: a plain read of the files that call reads, and of
+//           /proc/<pid>/stat for each session (what liveness costs).  Target: ≤ 5 ms CPU of its own with no CLI call.
+//   idle    `sunset up` (every role) as a child, nothing due (the tasks are active): CPU and RSS over 300 s
+//           (--real-idle-seconds), and the roster calls it made.  Targets: ≤ 0.5 % CPU, ≤ 100 MB, calls ≤ reconciles.
+//   exits   every task turned `done` at once: the time until every session has exited (`exitedAt` on each
+//           task), against the floor of the configured windows: grace + askWait + (N − 1) · exitRate.per / max.
+//
+//   npm run bench -- realfleet [--sessions=12] [--real-idle-seconds=300]
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFile, readdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parseConfig, type Config } from '../src/config.js';
+import { gatherFleet } from '../src/evidence/fleet.js';
+import { childCount } from '../src/run.js';
+import { freePortNear, startPrivateRedis } from '../src/private-redis.js';
+import { createProducers } from '../src/pipeline/deps.js';
+import { redisOptions } from '../src/redis.js';
+import { RealFleet } from '../sim/real/real-fleet.js';
+import { claudeWrapper } from '../sim/real/claude-wrapper.js';
+import { waitFor } from '../sim/fleet/fleet.js';
+import { uniqueHost } from '../test/support/sunset.js';
+import { CLI, bareNodeRss, procSample, shebangFlags } from './pipeline.js';
+import { Cleanup, load, median, ms, printFigure, sleep, type Figure } from './common.js';
+
+export interface RealFleetOptions {
+  sessions?: number;
+  idleSeconds?: number;
+  runs?: number;
+}
+
+const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
+const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
+
+/** CPU ms of this process's reaped children so far (/proc/self/stat cutime + cstime). */
+function childrenCpuMs(): number {
+  const s = readFileSync('/proc/self/stat', 'utf8');
+  const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) * 10;
+}
+
+function callsIn(file: string): number {
+  try {
+    return readFileSync(file, 'utf8').split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+}
+
+function writeTask(dir: string, t: Record<string, unknown> & { id: string }): void {
+  mkdirSync(dir, { recursive: true });
+  const tmp = join(dir, `.${t.id}.tmp`);
+  writeFileSync(tmp, JSON.stringify(t, null, 2) + '\n');
+  renameSync(tmp, join(dir, `${t.id}.json`));
+}
+
+/** The floor: the files `claude agents --json --all` reads, read whole, and each session's /proc/<pid>/stat. */
+async function filesFloor(claudeDir: string): Promise<void> {
+  const read = (f: string) => readFile(f, 'utf8').catch(() => '');
+  const sessions = await readdir(join(claudeDir, 'sessions')).catch(() => [] as string[]);
+  const jobs = await readdir(join(claudeDir, 'jobs')).catch(() => [] as string[]);
+  const texts = await Promise.all([
+    ...sessions.map((f) => read(join(claudeDir, 'sessions', f))),
+    ...jobs.map((j) => read(join(claudeDir, 'jobs', j, 'state.json'))),
+    read(join(claudeDir, 'daemon', 'roster.json')),
+  ]);
+  const pids = texts.slice(0, sessions.length).map((t) => {
+    try {
+      return Number(JSON.parse(t).pid);
+    } catch {
+      return NaN;
+    }
+  });
+  await Promise.all(pids.filter(Number.isInteger).map((p) => read(`/proc/${p}/stat`)));
+}
+
+async function sweepCost(config: Config, roster: 'files' | 'cli', callsLog: string) {
+  const calls0 = callsIn(callsLog);
+  const children0 = childCount();
+  const kids0 = childrenCpuMs();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const snap = await gatherFleet(config, { roster });
+  const wall = performance.now() - t0;
+  const own = cpuMs(process.cpuUsage(c0));
+  return { wall, own, kids: childrenCpuMs() - kids0, children: childCount() - children0, calls: callsIn(callsLog) - calls0, rosterFrom: snap.rosterFrom, rows: snap.sessions.length };
+}
+
+export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]> {
+  const n = Math.max(2, o.sessions ?? 12);
+  const idleSeconds = o.idleSeconds ?? 300;
+  const runs = o.runs ?? 7;
+  const cleanup = new Cleanup();
+  const figures: Figure[] = [];
+  const add = (f: Omit<Figure, 'bench'>) => {
+    const fig = { bench: 'realfleet', ...f };
+    figures.push(fig);
+    printFigure(fig);
+  };
+  console.log(`\n== realfleet bench: ${n} real Claude Code sessions (${Math.ceil(n / 2)} background, ${Math.floor(n / 2)} interactive) ==`);
+  try {
+    const redis = await startPrivateRedis(await freePortNear(16500));
+    cleanup.add('stop the bench redis-server', () => redis.shutdown());
+    const fleet = await RealFleet.create();
+    cleanup.add('destroy the real fleet', () => fleet.destroy());
+    const callsLog = join(fleet.root, 'roster-calls.log');
+    const claude = claudeWrapper(fleet, { callsLog });
+    const tasksDir = join(fleet.root, 'tasks');
+    const started = Date.now();
+    const sessions: Array<{ sessionId: string; kind: string }> = [];
+    for (let i = 0; i < n; i++) {
+      const s = i % 2 === 0 ? await fleet.startBackground(`[[state:done]] task ${i}: write the changelog`) : await fleet.startInteractive(`[[reply:Done.]] task ${i}: rename the module`);
+      sessions.push(s);
+      writeTask(tasksDir, { id: `t-${i}`, state: 'active', sessionId: s.sessionId });
+    }
+    console.log(`  (${n} sessions started in ${((Date.now() - started) / 1000).toFixed(0)} s; load average ${load()})`);
+
+    const host = uniqueHost();
+    const raw = (windows: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+      host,
+      redisUrl: redis.url,
+      stateDir: join(fleet.root, 'sunset-state'),
+      fleet: {
+        rosterCommand: [claude, 'agents', '--json', '--all'],
+        claudeCommand: claude,
+        claudeDir: fleet.claudeDir,
+        projectsDir: join(fleet.claudeDir, 'projects'),
+        tasksDir,
+        inboxDir: join(fleet.root, 'inbox'),
+        tmuxSocket: fleet.tmuxSocket,
+      },
+      windows,
+      web: { port: 0 },
+      log: { level: 'info' },
+      ...extra,
+    });
+    const config = parseConfig(raw({}), { env: {} });
+
+    // ---- sweep: files vs the CLI, interleaved with the floor, after a warm-up of each
+    await sweepCost(config, 'files', callsLog);
+    await sweepCost(config, 'cli', callsLog);
+    const files: Awaited<ReturnType<typeof sweepCost>>[] = [];
+    const cli: Awaited<ReturnType<typeof sweepCost>>[] = [];
+    const floorCpu: number[] = [];
+    const floorWall: number[] = [];
+    for (let r = 0; r < runs; r++) {
+      const c0 = process.cpuUsage();
+      const t0 = performance.now();
+      await filesFloor(fleet.claudeDir);
+      floorWall.push(performance.now() - t0);
+      floorCpu.push(cpuMs(process.cpuUsage(c0)));
+      files.push(await sweepCost(config, 'files', callsLog));
+      cli.push(await sweepCost(config, 'cli', callsLog));
+    }
+    const med = (xs: number[]) => median(xs);
+    const fromFiles = files.every((f) => f.rosterFrom === 'files');
+    add({
+      name: `one sweep of ${n} real sessions on Claude Code's files (median of ${runs}; ${files[0].rows} rows)`,
+      value: `${ms(med(files.map((f) => f.own)))} ms CPU own + ${ms(med(files.map((f) => f.kids)))} ms in ${med(files.map((f) => f.children))} children, ${ms(med(files.map((f) => f.wall)))} ms wall, ${med(files.map((f) => f.calls))} roster calls${fromFiles ? '' : ' (some sweeps fell back to the CLI)'}`,
+      floor: `files read plainly: ${ms(med(floorCpu))} ms CPU, ${ms(med(floorWall))} ms wall`,
+      target: '≤ 5 ms CPU of its own, no roster call',
+      pass: fromFiles && med(files.map((f) => f.own)) <= 5 && files.every((f) => f.calls === 0),
+    });
+    add({
+      name: `one sweep that calls claude agents --json --all (median of ${runs})`,
+      value: `${ms(med(cli.map((f) => f.own)))} ms CPU own + ${ms(med(cli.map((f) => f.kids)))} ms in ${med(cli.map((f) => f.children))} children, ${ms(med(cli.map((f) => f.wall)))} ms wall, ${med(cli.map((f) => f.calls))} roster call`,
+      floor: `the files-only sweep above`,
+      target: '',
+      pass: null,
+    });
+
+    // ---- idle: sunset up as a child, nothing due (every task active)
+    const idleFile = join(fleet.root, 'sunset-idle.json');
+    writeFileSync(idleFile, JSON.stringify(raw({ reconcileEvery: '5m', expireEvery: '30m' })));
+    const up = startUp(idleFile, cleanup);
+    const producers = createProducers(config, redisOptions(redis.url));
+    cleanup.add('close the bench producers', () => Promise.all(Object.values(producers).map((p) => p.close())));
+    const settled = await waitFor(async () => up.child.exitCode === null && (await producers.reconcile.queue.getCompletedCount()) >= 1 && (await producers.expire.queue.getCompletedCount()) >= 1, 120_000, 250);
+    if (!settled) throw new Error(`realfleet bench: sunset up did not settle within 120 s; stderr:\n${up.stderr()}`);
+    // the sampler's first census comes min(sampleEvery, 60 s) after start: a start-up event, like the first reconcile
+    const samples = join(config.stateDir, 'samples.jsonl');
+    await waitFor(() => existsSync(samples) && readFileSync(samples, 'utf8').length > 0, 90_000, 500);
+    await sleep(3000);
+    const a = procSample(up.pid);
+    const calls0 = callsIn(callsLog);
+    const rec0 = await producers.reconcile.queue.getCompletedCount();
+    const t0 = Date.now();
+    let peak = a.rssBytes;
+    while (Date.now() - t0 < idleSeconds * 1000) {
+      await sleep(Math.min(5000, idleSeconds * 1000 - (Date.now() - t0)));
+      peak = Math.max(peak, procSample(up.pid).rssBytes);
+    }
+    const b = procSample(up.pid);
+    const wall = (Date.now() - t0) / 1000;
+    const calls = callsIn(callsLog) - calls0;
+    const reconciles = (await producers.reconcile.queue.getCompletedCount()) - rec0;
+    // ticks are 1/100 s: ticks per wall second is a percentage of one core
+    const cpu = (b.cpuTicks - a.cpuTicks) / wall;
+    const kids = (b.childTicks - a.childTicks) / wall;
+    const bare = await bareNodeRss();
+    add({ name: `idle sunset up (every role) on the real fleet: RSS`, value: `${mb(b.rssBytes)} (peak ${mb(peak)})`, floor: `bare node ${mb(bare)}`, target: '≤ 100 MB', pass: peak <= 100 * 1024 * 1024 });
+    add({ name: `idle CPU over ${Math.round(wall)} s`, value: `${cpu.toFixed(2)} % (+ ${kids.toFixed(2)} % in child processes)`, floor: 'a bare node: 0 %', target: '≤ 0.5 % of a core', pass: cpu + kids <= 0.5 });
+    add({ name: `idle roster calls over ${Math.round(wall)} s`, value: `${calls} (reconcile passes: ${reconciles})`, target: '≤ reconcile passes', pass: calls <= reconciles });
+    await up.stop();
+
+    // ---- exits: every task done at once, windows compressed; until every task has exitedAt
+    const w = { grace: 1000, silence: 1000, askWait: 2000, retryWait: 2000, exitConfirm: 30_000 };
+    const rate = { max: 1, per: 1000 };
+    const exitFile = join(fleet.root, 'sunset-exits.json');
+    writeFileSync(exitFile, JSON.stringify(raw(w, { exitRate: rate })));
+    const up2 = startUp(exitFile, cleanup);
+    await waitFor(async () => (await producers.reconcile.queue.getCompletedCount()) > rec0 + reconciles, 60_000, 250);
+    const d0 = Date.now();
+    for (let i = 0; i < n; i++) writeTask(tasksDir, { id: `t-${i}`, state: 'done', sessionId: sessions[i].sessionId });
+    const exitedAll = await waitFor(() => sessions.every((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)), 300_000, 250);
+    const took = (Date.now() - d0) / 1000;
+    const exited = sessions.filter((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)).length;
+    const floor = (w.grace + w.askWait + ((n - 1) * rate.per) / rate.max) / 1000;
+    add({
+      name: `${n} tasks turned done at once → every session exited (grace ${w.grace} ms, askWait ${w.askWait} ms, exitRate ${rate.max} per ${rate.per} ms)`,
+      value: exitedAll ? `${took.toFixed(1)} s` : `${exited} of ${n} exited in ${took.toFixed(0)} s`,
+      floor: `${floor.toFixed(1)} s (grace + askWait + (N − 1) · per / max)`,
+      target: 'all exited',
+      pass: exitedAll,
+    });
+    await up2.stop();
+    return figures;
+  } finally {
+    await cleanup.run();
+  }
+}
+
+function startUp(file: string, cleanup: Cleanup) {
+  const nodeArgs = [...shebangFlags(CLI), ...(process.env.BENCH_UP_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (!child.pid) throw new Error('realfleet bench: could not start sunset up');
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    err = (err + d.toString()).slice(-20_000);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM'); // our own child: sunset up closes its workers and queues on SIGTERM
+    const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(t);
+  };
+  cleanup.add(`stop sunset up (pid ${child.pid})`, stop);
+  return { child, pid: child.pid, stop, stderr: () => err };
+}
