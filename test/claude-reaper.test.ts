@@ -23,3 +23,15 @@ describe("when Claude Code's own reaper would retire a background session", () =
   ];
   for (const [name, j, o, want] of cases) it(name, () => expect(claudeReaperEta(j, o).at).toBe(want));
 });
+
+describe('who ended a done job sunset did not end', () => {
+  const deps = { config: { stateDir: '/nonexistent/sunset-state' } } as any;
+  const task = { id: 't', sessionId: 's', exitRequests: 0 } as any;
+  const record = (pinned: boolean | undefined) => ({ verdict: 'record', row: { state: 'done' }, evidence: { pinned } }) as any;
+  it("a pinned one was not Claude Code's reaper (it skips pinned jobs); an unpinned one may have been either", async () => {
+    const { whoEnded } = await import('../src/pipeline/deps.js');
+    expect(whoEnded(deps, task, record(true)).how).toMatch(/a person's `claude stop` or a crash: Claude Code's own reaper skips a pinned job/);
+    expect(whoEnded(deps, task, record(false)).how).toMatch(/a person's `claude stop`, or Claude Code's own reaper/);
+    expect(whoEnded(deps, task, record(true)).by).toBe('other');
+  });
+});

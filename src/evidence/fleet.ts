@@ -194,7 +194,8 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
           ...(reaper ? { claudeReaper: reaper } : {}),
         };
       };
-      // Records and gone rows need no further evidence.
+      // Records and gone rows need no further evidence (but a record's pin: Claude Code's reaper skips a pinned job, so it tells who ended it).
+      if (row.pid === null && row.id !== null && pins && pins.ok) evidence.pinned = pins.pins.has(row.id);
       if (row.pid === null || live === false) return view();
       const sf = sessionFiles?.ok ? sessionFiles.byPid.get(row.pid) : undefined;
       // the session's messaging socket: how the one message reaches its model (null: the file names none)

@@ -194,7 +194,15 @@ export function whoEnded(deps: PipelineDeps, task: Task, view: SessionView | nul
   if (view.verdict === 'gone') return { by: 'other', how: `its process has ended (${view.evidence.liveWhy ?? 'gone'}), not by sunset` };
   const state = view.row.state;
   if (state === 'stopped') return { by: 'other', how: 'the roster keeps it as a stopped record: ended by `claude stop` outside sunset' };
-  if (state === 'done') return { by: 'other', how: 'the roster keeps it as a done record: ended outside sunset (Claude Code retires settled jobs itself)' };
+  // a done job's record stays `done` whoever ended it: a person's `claude stop`, or Claude Code's own reaper —
+  // which skips a pinned job, so a pinned one was a person (or a crash)
+  if (state === 'done')
+    return {
+      by: 'other',
+      how: view.evidence.pinned
+        ? 'the roster keeps it as a done record: ended outside sunset (a person\'s `claude stop` or a crash: Claude Code\'s own reaper skips a pinned job)'
+        : 'the roster keeps it as a done record: ended outside sunset (a person\'s `claude stop`, or Claude Code\'s own reaper, which retires settled jobs)',
+    };
   return { by: 'other', how: `the roster keeps it as a record${state ? ` (${state})` : ''}: ended outside sunset` };
 }
 
