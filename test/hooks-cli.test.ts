@@ -99,6 +99,15 @@ describe('sunset hooks + hook-event + verdict', () => {
     expect((await sunset(['hooks', 'remove', '--settings', settings, '--config', cfg])).stdout).toMatch(/nothing to do/);
   });
 
+  it("without --settings, the settings file is the one of the config's fleet.claudeDir (not the home folder's)", async () => {
+    const cfg = ctx.fleet.writeConfig();
+    const dry = await sunset(['hooks', 'install', '--dry-run', '--config', cfg]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(join(ctx.fleet.claudeDir, 'settings.json'));
+    const st = await sunset(['hooks', 'status', '--json', '--config', cfg]);
+    expect(st.stdout).toContain(join(ctx.fleet.claudeDir, 'settings.json'));
+  });
+
   it('stale hook evidence changes nothing', async () => {
     const settings = writeSettings();
     const cfg = ctx.fleet.writeConfig({ hooks: { freshFor: '1ms' } });

@@ -11,7 +11,8 @@ const USAGE = `usage: sunset hooks install [--dry-run] [--settings FILE] [--conf
        sunset hooks remove  [--dry-run] [--settings FILE] [--config FILE]
        sunset hooks status  [--settings FILE] [--json] [--config FILE]
 
-install  adds sunset's command hooks to a Claude Code settings file (default ~/.claude/settings.json):
+install  adds sunset's command hooks to a Claude Code settings file (default <fleet.claudeDir>/settings.json,
+         ~/.claude/settings.json unless the config says otherwise):
          UserPromptSubmit and PreToolUse (busy), Stop (turn over), Notification permission_prompt
          (waiting) and idle_prompt (idle), SessionEnd. Each runs \`hook-event\`, which keeps the session's
          latest state in hooks.dir (default <stateDir>/hooks); fresh state joins the verdict (hook-busy,
@@ -35,7 +36,8 @@ export const hooksCommand: Command = {
     const [action, ...extra] = positionals;
     if (!action || extra.length || !['install', 'remove', 'status'].includes(action)) throw new UsageError(`hooks takes one of install, remove, status\n\n${USAGE}`);
     const cfg = config(values, io);
-    const file = values.settings ? resolve(io.cwd, values.settings) : join(homedir(), '.claude', 'settings.json');
+    // the settings file of the Claude Code sunset watches: fleet.claudeDir's, else ~/.claude's
+    const file = values.settings ? resolve(io.cwd, values.settings) : join(cfg.fleet.claudeDir ?? join(homedir(), '.claude'), 'settings.json');
     const dir = hooksDir(cfg);
     const dryRun = Boolean(values['dry-run']);
     try {
