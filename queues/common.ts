@@ -58,9 +58,15 @@ export class Producer<S extends z.ZodType> {
     return this.queue.name;
   }
   /** Validate, then add under a deterministic id: a replay or a second producer adds nothing twice. */
-  async add(id: string, data: z.input<S>, opts: { delay?: number; priority?: number } = {}) {
+  /** `dedupe`: while a job added under this key is waiting or working, an add under it returns that job instead (its id tells). */
+  async add(id: string, data: z.input<S>, opts: { delay?: number; priority?: number; dedupe?: string } = {}) {
     const parsed = this.def.schema.parse(data);
-    return this.queue.add(this.def.base, parsed, { jobId: id, ...(opts.delay && opts.delay > 0 ? { delay: Math.ceil(opts.delay) } : {}), ...(opts.priority ? { priority: opts.priority } : {}) });
+    return this.queue.add(this.def.base, parsed, {
+      jobId: id,
+      ...(opts.delay && opts.delay > 0 ? { delay: Math.ceil(opts.delay) } : {}),
+      ...(opts.priority ? { priority: opts.priority } : {}),
+      ...(opts.dedupe ? { deduplication: { id: opts.dedupe } } : {}),
+    });
   }
   close() {
     return this.queue.close();

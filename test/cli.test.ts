@@ -82,6 +82,45 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect(ctx.fleet.readTask('lane')).toEqual({ id: 'lane', state: 'awaiting-human', sessionId: busy.sessionId }); // the task is the Driver's
   });
 
+  it('a second request while the first waits joins it; --job says where it is, --cancel takes it back, and nothing is done to the session', async () => {
+    const host = uniqueHost();
+    const cfg = ctx.fleet.writeConfig({ host, windows: FAST_WINDOWS, exitRate: { max: 20, per: 100 } });
+    // a lane awaiting a human: sunset's own chains never touch it; a person's override is the only request
+    const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 49 * H });
+    ctx.fleet.writeTask({ id: 'lane-j', state: 'awaiting-human', sessionId: idle.sessionId });
+    const over = ['--override-protection', '--reason', 'needs the memory'];
+    // no sunset up: the request waits in the queue
+    const first = await sunsetCli(['exit', idle.id, ...over, '--config', cfg, '--json']);
+    expect(first.code).toBe(0);
+    const a = JSON.parse(first.stdout);
+    expect(a).toMatchObject({ status: 'accepted' });
+    const second = await sunsetCli(['exit', idle.id, ...over, '--config', cfg, '--json']);
+    expect(JSON.parse(second.stdout)).toEqual({ status: 'accepted', jobId: a.jobId, id: idle.id, joined: true });
+    const plain = await sunsetCli(['exit', idle.id, ...over, '--config', cfg]);
+    expect(plain.stdout).toContain(`already requested: this joins job ${a.jobId}`);
+
+    const where = await sunsetCli(['exit', '--job', a.jobId, '--config', cfg]);
+    expect(where.code).toBe(0);
+    expect(where.stdout).toMatch(/is (waiting|prioritized): waiting for a running `sunset up`/);
+    expect((await sunsetCli(['exit', '--job', 'person/nope', '--config', cfg])).code).toBe(2);
+    expect((await sunsetCli(['exit', idle.id, '--job', a.jobId, '--config', cfg])).code).toBe(2);
+
+    const cancel = await sunsetCli(['exit', '--cancel', a.jobId, '--config', cfg, '--json']);
+    expect(cancel.code).toBe(0);
+    expect(JSON.parse(cancel.stdout)).toMatchObject({ status: 'cancelled', jobId: a.jobId, sessionId: idle.sessionId });
+    expect((await sunsetCli(['exit', '--cancel', a.jobId, '--config', cfg])).code).toBe(2); // gone from the queue
+    const audit = readFileSync(join(ctx.fleet.config().stateDir, 'audit.jsonl'), 'utf8');
+    expect(audit).toMatch(/"event":"exit:person-joined"/);
+    expect(audit).toMatch(/"event":"exit:person-cancelled"/);
+
+    // taken back: a sunset up started now has nothing to carry out; a new request is a new job
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { host }));
+    const again = await sunsetCli(['exit', idle.id, ...over, '--config', cfg, '--wait', '--json']);
+    expect(JSON.parse(again.stdout), again.stdout + again.stderr).toMatchObject({ status: 'finished', outcome: 'exited' });
+    expect(JSON.parse(again.stdout).jobId).not.toBe(a.jobId);
+    expect(ctx.fleet.ended(idle)).toMatchObject([{ how: 'stop' }]); // one exit call
+  });
+
   it('sunset verdict ID, as another reaper asks it: 0 only for that session when eligible; after "--" an id is an id', async () => {
     const cfg = ctx.fleet.writeConfig();
     const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });

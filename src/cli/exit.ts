@@ -7,6 +7,9 @@ import { EXIT, config, personName, plainLogger, type Command } from './common.js
 import { ambiguousMessage } from '../doctrine/identity.js';
 import { readExit, type ExitRecord } from '../store/ledger.js';
 import { formatDuration } from '../duration.js';
+import { decided } from '../pipeline/events.js';
+import type { Config } from '../config.js';
+import type { Io } from './common.js';
 
 const reasonText = (r: string) => REASONS[r as Reason] ?? r;
 
@@ -52,11 +55,26 @@ pane cannot be exited by any override. --wait waits for the outcome.
 With --wait it prints what became of it: exited, still running (asked, it did not leave within
 windows.exitConfirm: sunset never forces), refused or failed (nothing was done to it), or gone.
 
-Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed; with --wait: anything but exited),
-2 bad usage, an unknown id or one that names several sessions, 3 refused because protected.`,
-  options: { reason: { type: 'string' }, 'override-protection': { type: 'boolean' }, wait: { type: 'boolean' }, json: { type: 'boolean' } },
+A second request for a session whose request is still waiting or being carried out joins it
+(the same job: one exit call, not two).
+
+       sunset exit --job JOBID [--wait] [--json]     what became of a queued request (or wait for it)
+       sunset exit --cancel JOBID [--json]           take back a request that is still waiting
+
+Exit codes: 0 accepted (with --wait: exited; --job: finished exited, or not finished yet; --cancel:
+taken back), 1 failure (roster failed; with --wait: anything but exited; --cancel: already being carried
+out or finished), 2 bad usage, an unknown id or job, or an id that names several sessions, 3 refused
+because protected.`,
+  options: { reason: { type: 'string' }, 'override-protection': { type: 'boolean' }, wait: { type: 'boolean' }, json: { type: 'boolean' }, job: { type: 'string' }, cancel: { type: 'string' } },
   allowPositionals: true,
   async run({ values, positionals }, io) {
+    if (values.job !== undefined || values.cancel !== undefined) {
+      if (positionals.length || (values.job !== undefined && values.cancel !== undefined) || values.reason !== undefined || values['override-protection'] || (values.cancel !== undefined && values.wait)) {
+        io.err(`sunset exit: --job JOBID [--wait] or --cancel JOBID, alone\n\n${this.usage}`);
+        return EXIT.usage;
+      }
+      return values.job !== undefined ? followJob(config(values, io), values.job, Boolean(values.wait), Boolean(values.json), io) : cancelJob(config(values, io), values.cancel!, Boolean(values.json), io);
+    }
     if (positionals.length !== 1) {
       io.err(`sunset exit: takes exactly one ID\n\n${this.usage}`);
       return EXIT.usage;
@@ -113,34 +131,134 @@ Exit codes: 0 accepted (with --wait: exited), 1 failure (roster failed; with --w
         );
         return EXIT.protected;
       }
+      const joined = r.joined ? `already requested: this joins job ${r.jobId}, ` : '';
       if (!values.wait) {
-        print({ status: 'accepted', jobId: r.jobId, id: r.view.id });
-        if (!values.json) io.out(`exit of ${r.view.label} queued (job ${r.jobId}); a running \`sunset up\` carries it out at the exit rate`);
+        print({ status: 'accepted', jobId: r.jobId, id: r.view.id, ...(r.joined ? { joined: true } : {}) });
+        if (!values.json) io.out(`exit of ${r.view.label} queued (${joined || ''}job ${r.jobId}); a running \`sunset up\` carries it out at the exit rate (sunset exit --job ${r.jobId} follows it; --cancel takes it back while it waits)`);
         return EXIT.ok;
       }
-      // the producers' own link: plain options for one server; in cluster mode their Cluster instance, which
-      // QueueEvents duplicates (it blocks) and closes its copy of; closeProducers quits the instance after
-      const link = redisLinkOf(deps.producers)!;
-      const events = new QueueEvents(deps.producers.exit.name, { connection: link.connection(true), prefix: PREFIX });
-      try {
-        const job = await deps.producers.exit.queue.getJob(r.jobId);
-        const timeout = cfg.windows.exitConfirm + cfg.exitRate.per * 3 + 2 * cfg.probeTimeout;
-        const result = (await job!.waitUntilFinished(events, timeout)) as { outcome?: string; replay?: string; wouldExit?: boolean } | undefined;
-        // the ledger holds what happened, with the error or the reasons; a replayed job returns only { replay }
-        const rec = readExit(cfg.stateDir, r.jobId);
-        const outcome = (rec?.finishedAt ? rec.outcome : undefined) ?? result?.outcome ?? result?.replay;
-        const words = outcomeWords({ ...(rec ?? {}), sessionId: r.view.sessionId, label: r.view.label, outcome: outcome as ExitRecord['outcome'] }, cfg.windows.exitConfirm);
-        print({ status: 'finished', jobId: r.jobId, id: r.view.id, outcome: outcome ?? null, words, ...(rec?.error ? { error: rec.error } : {}), ...(rec?.reasons ? { reasons: rec.reasons } : {}) });
-        if (!values.json) io.out(words); // the answer, whatever it is; the exit code tells exited (0) from the rest (1)
-        return outcome === 'exited' ? EXIT.ok : EXIT.failure;
-      } catch (err: any) {
-        io.err(`sunset exit: queued, but no outcome yet (${err.message}); is \`sunset up\` running on Redis at ${link.where}?`);
-        return EXIT.failure;
-      } finally {
-        await events.close();
-      }
+      if (!values.json && r.joined) io.out(`exit of ${r.view.label}: ${joined}waiting for it`);
+      return await waitForOutcome(deps, cfg, r.jobId, { sessionId: r.view.sessionId, label: r.view.label, id: r.view.id }, print, io, Boolean(values.json));
     } finally {
       await closeProducers(deps.producers);
     }
   },
 };
+
+type Who = { sessionId: string; label: string; id: string | null };
+
+/** Wait for an exit job to finish and say its outcome (the ledger's words). A wait that times out leaves the job queued, and says so. */
+async function waitForOutcome(deps: ReturnType<typeof createDeps>, cfg: Config, jobId: string, who: Who, print: (o: object) => unknown, io: Io, json: boolean): Promise<number> {
+  // the producers' own link: plain options for one server; in cluster mode their Cluster instance, which
+  // QueueEvents duplicates (it blocks) and closes its copy of; closeProducers quits the instance after
+  const link = redisLinkOf(deps.producers)!;
+  const events = new QueueEvents(deps.producers.exit.name, { connection: link.connection(true), prefix: PREFIX });
+  const timeout = cfg.windows.exitConfirm + cfg.exitRate.per * 3 + 2 * cfg.probeTimeout;
+  try {
+    const job = await deps.producers.exit.queue.getJob(jobId);
+    if (!job) throw new Error('the job is not in the queue');
+    let result: { outcome?: string; replay?: string } | undefined;
+    try {
+      result = (await job.waitUntilFinished(events, timeout)) as typeof result;
+    } catch (err: any) {
+      if (/timed out|no finish notification/i.test(String(err?.message))) {
+        print({ status: 'waiting', jobId, id: who.id, waitedMs: timeout });
+        io.err(`sunset exit: no outcome within ${formatDuration(timeout)}: job ${jobId} stays queued, and a running \`sunset up\` on Redis at ${link.where} carries it out (is one running? sunset exit --job ${jobId} asks again; --cancel ${jobId} takes it back while it waits)`);
+        return EXIT.failure;
+      }
+      // a job that failed (its processor threw) has no outcome of its own: the ledger may still say what happened
+    }
+    // the ledger holds what happened, with the error or the reasons; a replayed job returns only { replay }
+    const rec = readExit(cfg.stateDir, jobId);
+    const outcome = (rec?.finishedAt ? rec.outcome : undefined) ?? result?.outcome ?? result?.replay;
+    const words = outcomeWords({ ...(rec ?? {}), sessionId: who.sessionId, label: who.label, outcome: outcome as ExitRecord['outcome'] }, cfg.windows.exitConfirm);
+    print({ status: 'finished', jobId, id: who.id, outcome: outcome ?? null, words, ...(rec?.error ? { error: rec.error } : {}), ...(rec?.reasons ? { reasons: rec.reasons } : {}) });
+    if (!json) io.out(words); // the answer, whatever it is; the exit code tells exited (0) from the rest (1)
+    return outcome === 'exited' ? EXIT.ok : EXIT.failure;
+  } catch (err: any) {
+    io.err(`sunset exit: no outcome for job ${jobId} (${err?.message ?? err}); is \`sunset up\` running on Redis at ${link.where}?`);
+    return EXIT.failure;
+  } finally {
+    await events.close();
+  }
+}
+
+/** `sunset exit --job JOBID [--wait]`: where a queued exit request is, and what became of it. */
+async function followJob(cfg: Config, jobId: string, wait: boolean, json: boolean, io: Io): Promise<number> {
+  const deps = createDeps(cfg, { log: plainLogger(io, 'exit', { level: 'warn' }), oneShot: true });
+  const print = (o: object) => json && io.out(JSON.stringify(o, null, 2));
+  try {
+    const job = await deps.producers.exit.queue.getJob(jobId).catch((err: Error) => err);
+    if (job instanceof Error) {
+      io.err(`sunset exit: cannot reach Redis (${job.message})`);
+      return EXIT.failure;
+    }
+    const rec = readExit(cfg.stateDir, jobId);
+    if (!job && !rec) {
+      print({ status: 'unknown-job', jobId });
+      io.err(`sunset exit: no exit job ${JSON.stringify(jobId)} in the queue or the exit ledger`);
+      return EXIT.usage;
+    }
+    const sessionId = rec?.sessionId ?? (job?.data as { sessionId?: string } | undefined)?.sessionId ?? '';
+    const who: Who = { sessionId, label: rec?.label ?? rec?.id ?? sessionId.slice(0, 8), id: rec?.id ?? null };
+    const state = job ? await job.getState() : 'completed';
+    if (wait && state !== 'completed' && state !== 'failed') return await waitForOutcome(deps, cfg, jobId, who, print, io, json);
+    if (rec?.finishedAt || state === 'completed' || state === 'failed') {
+      const outcome = rec?.finishedAt ? rec.outcome : ((job?.returnvalue as { outcome?: string } | undefined)?.outcome ?? undefined);
+      const words = outcomeWords({ ...(rec ?? {}), sessionId, label: who.label, outcome: outcome as ExitRecord['outcome'] }, cfg.windows.exitConfirm);
+      print({ status: 'finished', jobId, id: who.id, state, outcome: outcome ?? null, words, ...(rec?.error ? { error: rec.error } : {}) });
+      if (!json) io.out(words);
+      return outcome === 'exited' ? EXIT.ok : EXIT.failure;
+    }
+    const where = state === 'active' ? 'being carried out now (the session is being asked to leave, or sunset waits for it to)' : `${state}: waiting for a running \`sunset up\` to carry it out at the exit rate`;
+    print({ status: 'queued', jobId, state, sessionId });
+    if (!json) io.out(`exit job ${jobId} (session ${who.label}) is ${where}`);
+    return EXIT.ok;
+  } finally {
+    await closeProducers(deps.producers);
+  }
+}
+
+/** `sunset exit --cancel JOBID`: take back a request that is still waiting (never one being carried out). */
+async function cancelJob(cfg: Config, jobId: string, json: boolean, io: Io): Promise<number> {
+  const log = plainLogger(io, 'exit', { level: 'warn' });
+  const deps = createDeps(cfg, { log, oneShot: true });
+  const print = (o: object) => json && io.out(JSON.stringify(o, null, 2));
+  try {
+    const job = await deps.producers.exit.queue.getJob(jobId).catch((err: Error) => err);
+    if (job instanceof Error) {
+      io.err(`sunset exit: cannot reach Redis (${job.message})`);
+      return EXIT.failure;
+    }
+    if (!job) {
+      print({ status: 'unknown-job', jobId });
+      io.err(`sunset exit: no exit job ${JSON.stringify(jobId)} in the queue`);
+      return EXIT.usage;
+    }
+    const data = job.data as { reason?: string; sessionId?: string };
+    if (data.reason !== 'person') {
+      print({ status: 'not-cancelled', jobId, why: 'not-a-person-request' });
+      io.err(`sunset exit: job ${jobId} is sunset's own step (${data.reason}), not a person's request: it is not taken back from here (a task's chain ends when its task is reopened; pin the session to keep it)`);
+      return EXIT.failure;
+    }
+    const state = await job.getState();
+    if (!['waiting', 'delayed', 'prioritized', 'waiting-children'].includes(state)) {
+      print({ status: 'not-cancelled', jobId, state });
+      io.err(`sunset exit: job ${jobId} is ${state === 'active' ? 'being carried out now' : state}: too late to take back`);
+      return EXIT.failure;
+    }
+    try {
+      await job.remove(); // BullMQ refuses to remove a job a worker has just locked: then it is too late
+    } catch (err: any) {
+      print({ status: 'not-cancelled', jobId, state: 'active' });
+      io.err(`sunset exit: job ${jobId} could not be taken back (${err?.message ?? err}): a worker has it`);
+      return EXIT.failure;
+    }
+    decided(deps, 'exit:person-cancelled', { jobId, sessionId: data.sessionId, by: personName() }, `exit job ${jobId} taken back by ${personName()}`);
+    print({ status: 'cancelled', jobId, sessionId: data.sessionId });
+    if (!json) io.out(`exit job ${jobId} taken back: nothing was done to its session`);
+    return EXIT.ok;
+  } finally {
+    await closeProducers(deps.producers);
+  }
+}

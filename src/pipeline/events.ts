@@ -10,6 +10,8 @@ export type Decision =
   | 'exit:calling'
   | `exit:${'exited' | 'still-running' | 'spared' | 'refused' | 'gone' | 'failed'}`
   | 'exit:person-request'
+  | 'exit:person-joined'
+  | 'exit:person-cancelled'
   | 'chain:ended'
   | 'chain:session-ended'
   | 'expire:requested'

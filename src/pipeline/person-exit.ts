@@ -4,13 +4,17 @@ import type { PipelineDeps } from './deps.js';
 import { evidenceOf, exitPriorityNow, redisLinkOf } from './deps.js';
 import type { SessionView } from '../evidence/fleet.js';
 import { personExitId } from '../../queues/session-exit.js';
+
+/** The dedupe key of a session's person exit request (one at a time: queues/common.ts add's dedupe). */
+export const personDedupeKey = (sessionId: string) => `person-exit:${sessionId}`;
 import { UNREACHABLE } from '../doctrine/verdict.js';
 import { holdsProcess, resolveSession } from '../doctrine/identity.js';
 import { judge } from '../doctrine/judge.js';
 import { decided } from './events.js';
 
 export type PersonExitResult =
-  | { status: 'accepted'; jobId: string; view: SessionView }
+  /** joined: a request for this session was already waiting or being carried out; jobId is that one's (one exit call, not two). */
+  | { status: 'accepted'; jobId: string; view: SessionView; joined?: boolean }
   | { status: 'unknown-id' }
   | { status: 'ambiguous'; matches: SessionView[] }
   | { status: 'roster-failed'; error: string }
@@ -39,13 +43,20 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
   o = { ...o, why: o.why.trim() || '(no reason given)' };
   const at = deps.now();
   const jobId = personExitId(view.sessionId, at);
+  let job: { id?: string } | undefined;
   try {
     // Redis must answer now: an add made while it is away waits in the client's queue and is carried out when
     // it comes back, minutes later, long after the person was told nothing (the web's answer would hang)
     await answersNow(deps.producers.exit.queue, 2000);
-    await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes) });
+    // one person request per session at a time: a second one while the first waits or works joins it
+    job = await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes), dedupe: personDedupeKey(view.sessionId) });
   } catch (err: any) {
     return { status: 'not-queued', view, error: `cannot reach Redis at ${redisLinkOf(deps.producers)?.where ?? deps.config.redisUrl} (${err?.message ?? err})` };
+  }
+  const queued = job?.id ?? jobId;
+  if (queued !== jobId) {
+    decided(deps, 'exit:person-joined', { sessionId: view.sessionId, id: view.id, jobId: queued, by: o.by, why: o.why }, `exit of ${view.label} requested by ${o.by}: already requested (job ${queued}), joined it`);
+    return { status: 'accepted', jobId: queued, view, joined: true };
   }
   decided(deps, 'exit:person-request', { sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) }, `exit of ${view.label} requested by ${o.by}`);
   return { status: 'accepted', jobId, view };

@@ -223,7 +223,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
     if (r.status === 'needs-reason') return reply.code(400).send({ error: 'an override is a person\'s decision and is audited: give a reason' });
     switch (r.status) {
       case 'accepted':
-        return reply.code(202).send({ status: 'accepted', jobId: r.jobId, id: r.view.id, sessionId: r.view.sessionId });
+        return reply.code(202).send({ status: 'accepted', jobId: r.jobId, id: r.view.id, sessionId: r.view.sessionId, ...(r.joined ? { joined: true } : {}) });
       case 'unknown-id':
         return reply.code(404).send({ status: 'unknown-id', error: `no session is named ${JSON.stringify(id)}` });
       case 'ambiguous':
