@@ -18,6 +18,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import {
+  appendFileSync,
+  readdirSync,
   closeSync,
   existsSync,
   fsync as fsFsync,
@@ -381,6 +383,38 @@ export function procSample(pid: number): { cpuTicks: number; childTicks: number;
   return { cpuTicks, childTicks, rssBytes, anonBytes: kb('RssAnon'), fileBytes: kb('RssFile') };
 }
 
+/** CPU ticks per thread, by thread name (node's main thread, V8's GC helpers, libuv's pool): where idle CPU goes. */
+export function threadTicks(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  let tids: string[] = [];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  for (const tid of tids) {
+    try {
+      const st = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const name = st.slice(st.indexOf('(') + 1, st.lastIndexOf(')')).replace(/\d+$/, '#');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      out.set(name, (out.get(name) ?? 0) + Number(f[11]) + Number(f[12]));
+    } catch {
+      /* a thread that ended */
+    }
+  }
+  return out;
+}
+
+/** "main 0.40 %, V8Worker# 0.30 %, …": the threads' share of one core between two threadTicks samples. */
+export function threadShares(a: Map<string, number>, b: Map<string, number>, wallS: number): string {
+  return [...b]
+    .map(([k, v]) => [k, (v - (a.get(k) ?? 0)) / wallS] as const)
+    .filter(([, pct]) => pct > 0)
+    .sort((x, y) => y[1] - x[1])
+    .map(([k, pct]) => `${k} ${pct.toFixed(2)} %`)
+    .join(', ');
+}
+
 /** The RSS floor: a bare `node` that only waits, measured the same way. */
 export async function bareNodeRss(): Promise<number> {
   const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
@@ -429,8 +463,10 @@ async function idleBench(size: { live: number; records: number; tasks: number },
   const pid = child.pid;
   if (!pid) throw new Error('pipeline bench: could not start sunset up');
   let stderr = '';
+  const upLog = process.env.BENCH_UP_LOG; // the child's log lines, whole, for investigating
   child.stderr!.on('data', (d: Buffer) => {
     stderr = (stderr + d.toString()).slice(-20_000);
+    if (upLog) appendFileSync(upLog, d);
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   cleanup.add(`stop sunset up (pid ${pid})`, async () => {
@@ -458,7 +494,9 @@ async function idleBench(size: { live: number; records: number; tasks: number },
   const preAt = Date.now();
   const census = await waitFor(() => existsSync(samples) && statSync(samples).size > 0, 90_000, 500);
   await sleep(3000);
+  if (upLog) appendFileSync(upLog, `{"bench":"idle window starts","time":"${new Date().toISOString()}"}\n`);
   const a = procSample(pid);
+  const threadsA = threadTicks(pid);
   // what the census (one sweep of the fleet) cost, less the idle baseline over the same time: work that
   // recurs every sampleEvery, like the reconcile pass every reconcileEvery
   const censusCpuMs = (a.cpuTicks + a.childTicks - pre.cpuTicks - pre.childTicks) * 10;
@@ -473,6 +511,7 @@ async function idleBench(size: { live: number; records: number; tasks: number },
   }
   const b = procSample(pid);
   const wall = (Date.now() - t0) / 1000;
+  const threads = threadShares(threadsA, threadTicks(pid), wall);
   const calls = rosterCalls(fleet).length - callsBefore;
   const reconciles = (await producers.reconcile.queue.getCompletedCount()) - reconcilesBefore;
   const tck = 100;
@@ -493,6 +532,7 @@ async function idleBench(size: { live: number; records: number; tasks: number },
     reconciles,
     cpuPct: (((b.cpuTicks - a.cpuTicks) / tck) * 100) / wall,
     childCpuPct: (((b.childTicks - a.childTicks) / tck) * 100) / wall,
+    threads,
     wall,
   };
 }
@@ -603,7 +643,7 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
       out({
         bench: 'pipeline',
         name: `idle CPU over ${Math.round(idle.wall)} s`,
-        value: `${idle.cpuPct.toFixed(2)} % (+ ${idle.childCpuPct.toFixed(2)} % in child processes)${idle.census ? ', after the first census' : ', no census seen'}`,
+        value: `${idle.cpuPct.toFixed(2)} % (+ ${idle.childCpuPct.toFixed(2)} % in child processes)${idle.census ? ', after the first census' : ', no census seen'}; by thread: ${idle.threads || 'none'}`,
         target: '≤ 0.5 %',
         pass: idle.cpuPct + idle.childCpuPct <= 0.5,
       });

@@ -1,5 +1,6 @@
 // What the pipeline's workers share: producers for every queue, the task store with own-write tracking,
 // the evidence source, the audit log and alarms, and the one judgement of a task's session.
+import { createHash } from 'node:crypto';
 import { Job, type ConnectionOptions, type Queue } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
@@ -51,16 +52,29 @@ export async function closeProducers(p: Producers) {
 }
 
 /** Remembers what sunset itself wrote, so the watcher can ignore the events its own writes cause. */
+/**
+ * sunset's own recent writes to task files, so the watcher can tell its own from another writer's. A digest,
+ * not the text, and only for a minute: the fs event comes within milliseconds (seconds in a burst), and an
+ * event that comes later is only handled once more (a re-read; its step is idempotent).
+ */
 export class OwnWrites {
-  private readonly texts = new Map<string, string>();
+  private readonly digests = new Map<string, { digest: string; at: number }>();
+  constructor(private readonly keepMs = 60_000) {}
   note(file: string, text: string) {
-    this.texts.set(file, text);
-    if (this.texts.size > 50_000) this.texts.delete(this.texts.keys().next().value!);
+    const now = Date.now();
+    this.digests.delete(file); // re-inserted last: the map stays in the order of the writes
+    this.digests.set(file, { digest: digestOf(text), at: now });
+    for (const [f, e] of this.digests) {
+      if (now - e.at <= this.keepMs && this.digests.size <= 50_000) break;
+      this.digests.delete(f);
+    }
   }
   isOwn(file: string, text: string) {
-    return this.texts.get(file) === text;
+    return this.digests.get(file)?.digest === digestOf(text);
   }
 }
+
+const digestOf = (text: string) => createHash('sha1').update(text).digest('base64');
 
 export interface PipelineDeps {
   config: Config;
