@@ -63,8 +63,8 @@ A second request for a session whose request is still waiting or being carried o
 
 Exit codes: 0 accepted (with --wait: exited; --job: finished exited, or not finished yet; --cancel:
 taken back), 1 failure (roster failed; with --wait: anything but exited; --cancel: already being carried
-out or finished), 2 bad usage, an unknown id or job, or an id that names several sessions, 3 refused
-because protected.`,
+out or finished), 2 bad usage, an unknown id or job, or an id that names several sessions, 3 refused:
+protected, or a record or gone session (nothing to exit, and no override reaches it).`,
   options: { reason: { type: 'string' }, 'override-protection': { type: 'boolean' }, wait: { type: 'boolean' }, json: { type: 'boolean' }, job: { type: 'string' }, cancel: { type: 'string' } },
   allowPositionals: true,
   async run({ values, positionals }, io) {
@@ -131,14 +131,14 @@ because protected.`,
         );
         return EXIT.protected;
       }
-      const joined = r.joined ? `already requested: this joins job ${r.jobId}, ` : '';
+      const queued = r.joined ? `already requested: this joins job ${r.jobId}` : `job ${r.jobId}`;
       if (!values.wait) {
         print({ status: 'accepted', jobId: r.jobId, id: r.view.id, ...(r.joined ? { joined: true } : {}) });
-        if (!values.json) io.out(`exit of ${r.view.label} queued (${joined || ''}job ${r.jobId}); a running \`sunset up\` carries it out at the exit rate (sunset exit --job ${r.jobId} follows it; --cancel takes it back while it waits)`);
+        if (!values.json) io.out(`exit of ${r.view.label} queued (${queued}); a running \`sunset up\` carries it out at the exit rate (sunset exit --job ${r.jobId} follows it; --cancel takes it back while it waits)`);
         return EXIT.ok;
       }
-      if (!values.json && r.joined) io.out(`exit of ${r.view.label}: ${joined}waiting for it`);
-      return await waitForOutcome(deps, cfg, r.jobId, { sessionId: r.view.sessionId, label: r.view.label, id: r.view.id }, print, io, Boolean(values.json));
+      if (!values.json) io.out(`exit of ${r.view.label} queued (${queued}); waiting up to ${formatDuration(waitMs(cfg))} for its outcome (windows.exitConfirm + 3 × exitRate.per + 2 × probeTimeout)`);
+      return await waitForOutcome(deps, cfg, r.jobId, { sessionId: r.view.sessionId, label: r.view.label, id: r.view.id }, (o) => print({ ...o, ...(r.joined ? { joined: true } : {}) }), io, Boolean(values.json));
     } finally {
       await closeProducers(deps.producers);
     }
@@ -147,13 +147,16 @@ because protected.`,
 
 type Who = { sessionId: string; label: string; id: string | null };
 
+/** How long --wait waits: the exit's own confirmation, a few exit-rate slots, and the re-check's probes. */
+const waitMs = (cfg: Config) => cfg.windows.exitConfirm + cfg.exitRate.per * 3 + 2 * cfg.probeTimeout;
+
 /** Wait for an exit job to finish and say its outcome (the ledger's words). A wait that times out leaves the job queued, and says so. */
 async function waitForOutcome(deps: ReturnType<typeof createDeps>, cfg: Config, jobId: string, who: Who, print: (o: object) => unknown, io: Io, json: boolean): Promise<number> {
   // the producers' own link: plain options for one server; in cluster mode their Cluster instance, which
   // QueueEvents duplicates (it blocks) and closes its copy of; closeProducers quits the instance after
   const link = redisLinkOf(deps.producers)!;
   const events = new QueueEvents(deps.producers.exit.name, { connection: link.connection(true), prefix: PREFIX });
-  const timeout = cfg.windows.exitConfirm + cfg.exitRate.per * 3 + 2 * cfg.probeTimeout;
+  const timeout = waitMs(cfg);
   try {
     const job = await deps.producers.exit.queue.getJob(jobId);
     if (!job) throw new Error('the job is not in the queue');
@@ -196,7 +199,7 @@ async function followJob(cfg: Config, jobId: string, wait: boolean, json: boolea
     const rec = readExit(cfg.stateDir, jobId);
     if (!job && !rec) {
       print({ status: 'unknown-job', jobId });
-      io.err(`sunset exit: no exit job ${JSON.stringify(jobId)} in the queue or the exit ledger`);
+      io.err(`sunset exit: no exit job ${JSON.stringify(jobId)} in the queue or the exit ledger (never queued, taken back with --cancel, or finished long ago and trimmed)`);
       return EXIT.usage;
     }
     const sessionId = rec?.sessionId ?? (job?.data as { sessionId?: string } | undefined)?.sessionId ?? '';
@@ -232,7 +235,7 @@ async function cancelJob(cfg: Config, jobId: string, json: boolean, io: Io): Pro
     }
     if (!job) {
       print({ status: 'unknown-job', jobId });
-      io.err(`sunset exit: no exit job ${JSON.stringify(jobId)} in the queue`);
+      io.err(`sunset exit: no exit job ${JSON.stringify(jobId)} in the queue (never queued, already taken back, or finished and trimmed)`);
       return EXIT.usage;
     }
     const data = job.data as { reason?: string; sessionId?: string };

@@ -33,8 +33,7 @@ still confirming is given its exitConfirm); a second interrupt stops it at once.
     }
     log.info({ event: 'up:starting', host: cfg.host, redis: redisWhere(cfg), roles: roles.length ? roles : ROLES, dryRun: Boolean(values['dry-run']) }, 'sunset starting');
     const running = await startSunset(cfg, { roles: roles as Role[], dryRun: values['dry-run'], log, startWeb });
-    // said as log lines like the rest of stderr, so that a reader of JSON lines is never handed plain text
-    if (running.web) log.info({ event: 'up:web', url: running.web.url, board: `${running.web.url}queues` }, `web at ${running.web.url} (Bull Board at ${running.web.url}queues)`);
+    // said as log lines like the rest of stderr (the web's URL: web:listening), so that a reader of JSON lines is never handed plain text
     if (running.web && running.web.ephemeral) log.info({ event: 'up:dry-run-token', token: running.web.token }, 'a dry run writes no web token into stateDir; for its POSTs use this one, for this run only');
     if (values['dry-run']) log.warn({ event: 'up:dry-run' }, 'DRY RUN — every step is taken on a schedule of its own and logged as would-…; nothing is released, asked, requested or exited, and nothing the real run reads is written');
     log.info({ event: 'up:running', host: cfg.host }, 'sunset running');

@@ -261,7 +261,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
   }
   bound.port = (app.server.address() as AddressInfo).port;
   const url = `http://${urlHost(host)}:${bound.port}/`;
-  deps.log.info({ event: 'web:listening', url, loopback, token: source }, `web at ${url}${source === 'generated' ? ` (token generated into ${stateDir}/web-token)` : source === 'ephemeral' ? ' (a token for this dry run only: sunset up prints it)' : ''}`);
+  deps.log.info({ event: 'web:listening', url, board: `${url}queues`, loopback, token: source }, `web at ${url} (Bull Board at ${url}queues)${source === 'generated' ? ` (token generated into ${stateDir}/web-token)` : source === 'ephemeral' ? ' (a token for this dry run only: sunset up prints it)' : ''}`);
 
   let closing: Promise<void> | null = null;
   return {
