@@ -221,6 +221,18 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const exitedAll = await waitFor(() => sessions.every((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)), 300_000, 250);
     const took = (Date.now() - d0) / 1000;
     const exited = sessions.filter((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)).length;
+    if (!exitedAll) {
+      // what held the ones that did not leave: their task's latches and their verdict now
+      const snap = await gatherFleet(config, { roster: 'cli' });
+      sessions.forEach((s, i) => {
+        const t = JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8'));
+        if (t.exitedAt) return;
+        const v = snap.sessions.find((x) => x.sessionId === s.sessionId && x.pid !== null);
+        const { id: _i, state: _s, sessionId: _x, ...latched } = t;
+        console.log(`  not exited: t-${i} (${s.kind}) ${JSON.stringify(latched)} — ${v ? `${v.verdict} ${v.reasons.join(',')} ${v.notes.join('; ')}` : 'no live row'}`);
+      });
+      console.log(`  (sunset up's last log lines:)\n${up2.stderr().split('\n').filter((l) => /"level":(40|50)/.test(l)).slice(-8).join('\n')}`);
+    }
     const floor = (w.grace + w.askWait + ((n - 1) * rate.per) / rate.max) / 1000;
     add({
       name: `${n} tasks turned done at once → every session exited (grace ${w.grace} ms, askWait ${w.askWait} ms, exitRate ${rate.max} per ${rate.per} ms)`,

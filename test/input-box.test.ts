@@ -38,3 +38,35 @@ describe('the input box of the real CLI', () => {
     expect(readInputBoxPlain(readFileSync(join(DIR, 'c-draft-one-line.txt'), 'utf8')).maybePlaceholder).toBe(false);
   });
 });
+
+describe('every pane of a tmux server, read in one call (panesDrafts)', () => {
+  it('tells each pane apart whatever its id (%0 … %11: a "%4" in a tmux format was once taken for strftime)', async () => {
+    const { execFileSync } = await import('node:child_process');
+    const { panesDrafts } = await import('../src/evidence/tmux.js');
+    const socket = `sunset-panes-${process.pid}-${Date.now().toString(36)}`;
+    const tmux = (...a: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...a], { encoding: 'utf8' });
+    const want = new Map<string, boolean>();
+    try {
+      for (let i = 0; i < 12; i++) {
+        const screen = join(DIR, `${i % 2 ? 'c-draft-one-line' : 'b-idle-after-turn'}.ansi.txt`);
+        const pane = tmux('new-session', '-d', '-P', '-F', '#{pane_id}', '-x', '200', '-y', '50', '-s', `p${i}`, `cat '${screen}'; exec sleep 60`).trim();
+        want.set(pane, i % 2 === 1);
+      }
+      const deadline = Date.now() + 10_000;
+      let got = new Map<string, boolean | null>();
+      while (Date.now() < deadline) {
+        got = await panesDrafts(socket, [...want.keys()], 5000);
+        if ([...want].every(([p, d]) => got.get(p) === d)) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(Object.fromEntries(got)).toEqual(Object.fromEntries(want));
+      expect([...want.keys()]).toContain('%4');
+    } finally {
+      try {
+        tmux('kill-server');
+      } catch {
+        /* gone */
+      }
+    }
+  });
+});

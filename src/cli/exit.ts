@@ -188,14 +188,7 @@ async function waitForOutcome(deps: ReturnType<typeof createDeps>, cfg: Config, 
 
 /** `sunset exit --job JOBID [--wait]`: where a queued exit request is, and what became of it. */
 async function followJob(cfg: Config, jobId: string, wait: boolean, json: boolean, io: Io): Promise<number> {
-  const deps = createDeps(cfg, { log: plainLogger(io, 'exit', { level: 'warn' }), oneShot: true });
-  const print = (o: object) => json && io.out(JSON.stringify(o, null, 2));
-  try {
-    const job = await deps.producers.exit.queue.getJob(jobId).catch((err: Error) => err);
-    if (job instanceof Error) {
-      io.err(`sunset exit: cannot reach Redis (${job.message})`);
-      return EXIT.failure;
-    }
+  return withExitJob(cfg, jobId, json, io, async (deps, job, print) => {
     const rec = readExit(cfg.stateDir, jobId);
     if (!job && !rec) {
       print({ status: 'unknown-job', jobId });
@@ -217,15 +210,15 @@ async function followJob(cfg: Config, jobId: string, wait: boolean, json: boolea
     print({ status: 'queued', jobId, state, sessionId });
     if (!json) io.out(`exit job ${jobId} (session ${who.label}) is ${where}`);
     return EXIT.ok;
-  } finally {
-    await closeProducers(deps.producers);
-  }
+  });
 }
 
-/** `sunset exit --cancel JOBID`: take back a request that is still waiting (never one being carried out). */
-async function cancelJob(cfg: Config, jobId: string, json: boolean, io: Io): Promise<number> {
-  const log = plainLogger(io, 'exit', { level: 'warn' });
-  const deps = createDeps(cfg, { log, oneShot: true });
+type ExitDeps = ReturnType<typeof createDeps>;
+type ExitJob = NonNullable<Awaited<ReturnType<ExitDeps['producers']['exit']['queue']['getJob']>>>;
+
+/** One-shot producers, the job (or undefined), a --json printer; Redis that does not answer is said and is exit 1. */
+async function withExitJob(cfg: Config, jobId: string, json: boolean, io: Io, fn: (deps: ExitDeps, job: ExitJob | undefined, print: (o: object) => unknown) => Promise<number>): Promise<number> {
+  const deps = createDeps(cfg, { log: plainLogger(io, 'exit', { level: 'warn' }), oneShot: true });
   const print = (o: object) => json && io.out(JSON.stringify(o, null, 2));
   try {
     const job = await deps.producers.exit.queue.getJob(jobId).catch((err: Error) => err);
@@ -233,6 +226,15 @@ async function cancelJob(cfg: Config, jobId: string, json: boolean, io: Io): Pro
       io.err(`sunset exit: cannot reach Redis (${job.message})`);
       return EXIT.failure;
     }
+    return await fn(deps, job ?? undefined, print);
+  } finally {
+    await closeProducers(deps.producers);
+  }
+}
+
+/** `sunset exit --cancel JOBID`: take back a request that is still waiting (never one being carried out). */
+async function cancelJob(cfg: Config, jobId: string, json: boolean, io: Io): Promise<number> {
+  return withExitJob(cfg, jobId, json, io, async (deps, job, print) => {
     if (!job) {
       print({ status: 'unknown-job', jobId });
       io.err(`sunset exit: no exit job ${JSON.stringify(jobId)} in the queue (never queued, already taken back, or finished and trimmed)`);
@@ -261,7 +263,5 @@ async function cancelJob(cfg: Config, jobId: string, json: boolean, io: Io): Pro
     print({ status: 'cancelled', jobId, sessionId: data.sessionId });
     if (!json) io.out(`exit job ${jobId} taken back: nothing was done to its session`);
     return EXIT.ok;
-  } finally {
-    await closeProducers(deps.producers);
-  }
+  });
 }

@@ -86,10 +86,12 @@ export async function panesDrafts(socket: string | null, paneIds: string[], time
   const ids = paneIds.filter((p) => /^%\d+$/.test(p));
   if (!ids.length) return out;
   const args: string[] = [];
-  const mark = (p: string) => `@@sunset-pane ${p}@@`;
+  // the mark names its pane by tmux's own #{pane_id}: a literal "%4" in a display-message format is taken for a
+  // strftime conversion and comes out mangled ("  %4"), which made every pane's draft unknown
+  const mark = '@@sunset-pane #{pane_id}@@';
   ids.forEach((p, i) => {
     if (i) args.push(';');
-    args.push('display-message', '-p', '-t', p, mark(p), ';', 'capture-pane', '-p', '-e', '-t', p);
+    args.push('display-message', '-p', '-t', p, mark, ';', 'capture-pane', '-p', '-e', '-t', p);
   });
   const r = await run(tmuxArgv(socket, ...args), { timeoutMs });
   for (const p of ids) out.set(p, null);
