@@ -223,7 +223,7 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const exited = sessions.filter((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)).length;
     if (!exitedAll) {
       // what held the ones that did not leave: their task's latches and their verdict now
-      const snap = await gatherFleet(config, { roster: 'cli' });
+      const snap = await gatherFleet(parseConfig(raw(w, { exitRate: rate }), { env: {} }), { roster: 'cli' });
       sessions.forEach((s, i) => {
         const t = JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8'));
         if (t.exitedAt) return;
