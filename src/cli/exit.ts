@@ -137,7 +137,8 @@ protected, or a record or gone session (nothing to exit, and no override reaches
         if (!values.json) io.out(`exit of ${r.view.label} queued (${queued}); a running \`sunset up\` carries it out at the exit rate (sunset exit --job ${r.jobId} follows it; --cancel takes it back while it waits)`);
         return EXIT.ok;
       }
-      if (!values.json) io.out(`exit of ${r.view.label} queued (${queued}); waiting up to ${formatDuration(waitMs(cfg))} for its outcome (windows.exitConfirm + 3 × exitRate.per + 2 × probeTimeout)`);
+      // progress on stderr: stdout stays the answer (what became of it), as scripts read it
+      if (!values.json) io.err(`exit of ${r.view.label} queued (${queued}); waiting up to ${formatDuration(waitMs(cfg))} for its outcome (windows.exitConfirm + 3 × exitRate.per + 2 × probeTimeout)`);
       return await waitForOutcome(deps, cfg, r.jobId, { sessionId: r.view.sessionId, label: r.view.label, id: r.view.id }, (o) => print({ ...o, ...(r.joined ? { joined: true } : {}) }), io, Boolean(values.json));
     } finally {
       await closeProducers(deps.producers);
