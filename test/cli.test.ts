@@ -101,7 +101,7 @@ describe('sunset exit, report, alarms on a test fleet', () => {
 
     const where = await sunsetCli(['exit', '--job', a.jobId, '--config', cfg]);
     expect(where.code).toBe(0);
-    expect(where.stdout).toMatch(/is (waiting|prioritized): waiting for a running `sunset up`/);
+    expect(where.stdout).toMatch(new RegExp(`^exit job \\S+ \\(session ${idle.id}\\) is (waiting|prioritized): waiting for a running \`sunset up\``));
     expect((await sunsetCli(['exit', '--job', 'person/nope', '--config', cfg])).code).toBe(2);
     expect((await sunsetCli(['exit', idle.id, '--job', a.jobId, '--config', cfg])).code).toBe(2);
 

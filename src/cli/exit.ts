@@ -197,7 +197,9 @@ async function followJob(cfg: Config, jobId: string, wait: boolean, json: boolea
       return EXIT.usage;
     }
     const sessionId = rec?.sessionId ?? (job?.data as { sessionId?: string } | undefined)?.sessionId ?? '';
-    const who: Who = { sessionId, label: rec?.label ?? rec?.id ?? sessionId.slice(0, 8), id: rec?.id ?? null };
+    // a request not yet carried out has no ledger record: the roster names its session as every other line does
+    const row = rec ? undefined : await deps.fleet(0).then((snap) => snap.sessions.find((v) => v.sessionId === sessionId && v.pid !== null), () => undefined);
+    const who: Who = { sessionId, label: rec?.label ?? rec?.id ?? row?.label ?? sessionId.slice(0, 8), id: rec?.id ?? row?.id ?? null };
     const state = job ? await job.getState() : 'completed';
     if (wait && state !== 'completed' && state !== 'failed') return await waitForOutcome(deps, cfg, jobId, who, print, io, json);
     if (rec?.finishedAt || state === 'completed' || state === 'failed') {
