@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAUDE_CODE_VERSION, ensureClaudeCode, installCommand } from '../sim/real/install.js';
+import { CLAUDE_CODE_PACKAGE, CLAUDE_CODE_VERSION, ensureClaudeCode, installCommand } from '../sim/real/install.js';
 import { RealFleet, cmdline, pidAlive } from '../sim/real/real-fleet.js';
 
 let fleet: RealFleet;
@@ -19,7 +19,8 @@ afterAll(async () => {
 }, 60_000);
 
 describe('install', () => {
-  it('ensureClaudeCode gives the pinned real binary', async () => {
+  it('ensureClaudeCode gives the pinned real binary of @anthropic-ai/claude-code', async () => {
+    expect(CLAUDE_CODE_PACKAGE).toBe('@anthropic-ai/claude-code');
     expect(CLAUDE_CODE_VERSION).toBe('2.1.328');
     const bin = await ensureClaudeCode();
     expect(bin).toMatch(/@anthropic-ai\/claude-code\/bin\/claude\.exe$/);

@@ -175,16 +175,21 @@ async function waitForOutcome(deps: ReturnType<typeof createDeps>, cfg: Config, 
     // the ledger holds what happened, with the error or the reasons; a replayed job returns only { replay }
     const rec = readExit(cfg.stateDir, jobId);
     const outcome = (rec?.finishedAt ? rec.outcome : undefined) ?? result?.outcome ?? result?.replay;
-    const words = outcomeWords({ ...(rec ?? {}), sessionId: who.sessionId, label: who.label, outcome: outcome as ExitRecord['outcome'] }, cfg.windows.exitConfirm);
-    print({ status: 'finished', jobId, id: who.id, outcome: outcome ?? null, words, ...(rec?.error ? { error: rec.error } : {}), ...(rec?.reasons ? { reasons: rec.reasons } : {}) });
-    if (!json) io.out(words); // the answer, whatever it is; the exit code tells exited (0) from the rest (1)
-    return outcome === 'exited' ? EXIT.ok : EXIT.failure;
+    return sayFinished(cfg, jobId, who, outcome, rec, {}, print, io, json);
   } catch (err: any) {
     io.err(`sunset exit: no outcome for job ${jobId} (${err?.message ?? err}); is \`sunset up\` running on Redis at ${link.where}?`);
     return EXIT.failure;
   } finally {
     await events.close();
   }
+}
+
+/** A finished exit job, said once: the ledger's words on stdout (or the JSON); exit 0 only for exited. */
+function sayFinished(cfg: Config, jobId: string, who: Who, outcome: string | undefined, rec: ExitRecord | null | undefined, extra: object, print: (o: object) => unknown, io: Io, json: boolean): number {
+  const words = outcomeWords({ ...(rec ?? {}), sessionId: who.sessionId, label: who.label, outcome: outcome as ExitRecord['outcome'] }, cfg.windows.exitConfirm);
+  print({ status: 'finished', jobId, id: who.id, ...extra, outcome: outcome ?? null, words, ...(rec?.error ? { error: rec.error } : {}), ...(rec?.reasons ? { reasons: rec.reasons } : {}) });
+  if (!json) io.out(words); // the answer, whatever it is; the exit code tells exited (0) from the rest (1)
+  return outcome === 'exited' ? EXIT.ok : EXIT.failure;
 }
 
 /** `sunset exit --job JOBID [--wait]`: where a queued exit request is, and what became of it. */
@@ -204,10 +209,7 @@ async function followJob(cfg: Config, jobId: string, wait: boolean, json: boolea
     if (wait && state !== 'completed' && state !== 'failed') return await waitForOutcome(deps, cfg, jobId, who, print, io, json);
     if (rec?.finishedAt || state === 'completed' || state === 'failed') {
       const outcome = rec?.finishedAt ? rec.outcome : ((job?.returnvalue as { outcome?: string } | undefined)?.outcome ?? undefined);
-      const words = outcomeWords({ ...(rec ?? {}), sessionId, label: who.label, outcome: outcome as ExitRecord['outcome'] }, cfg.windows.exitConfirm);
-      print({ status: 'finished', jobId, id: who.id, state, outcome: outcome ?? null, words, ...(rec?.error ? { error: rec.error } : {}) });
-      if (!json) io.out(words);
-      return outcome === 'exited' ? EXIT.ok : EXIT.failure;
+      return sayFinished(cfg, jobId, who, outcome, rec, { state }, print, io, json);
     }
     const where = state === 'active' ? 'being carried out now (the session is being asked to leave, or sunset waits for it to)' : `${state}: waiting for a running \`sunset up\` to carry it out at the exit rate`;
     print({ status: 'queued', jobId, state, sessionId });
