@@ -13,8 +13,7 @@
 //
 //   npm run bench -- realfleet [--sessions=12] [--real-idle-seconds=300]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { readFile, readdir } from 'node:fs/promises';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseConfig, type Config } from '../src/config.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
@@ -56,33 +55,45 @@ function writeTask(dir: string, t: Record<string, unknown> & { id: string }): vo
   renameSync(tmp, join(dir, `${t.id}.json`));
 }
 
-/** The floor: the files `claude agents --json --all` reads, read whole, and each session's /proc/<pid>/stat. */
-async function filesFloor(claudeDir: string): Promise<void> {
-  const read = (f: string) => readFile(f, 'utf8').catch(() => '');
-  const sessions = await readdir(join(claudeDir, 'sessions')).catch(() => [] as string[]);
-  const jobs = await readdir(join(claudeDir, 'jobs')).catch(() => [] as string[]);
-  const texts = await Promise.all([
-    ...sessions.map((f) => read(join(claudeDir, 'sessions', f))),
-    ...jobs.map((j) => read(join(claudeDir, 'jobs', j, 'state.json'))),
-    read(join(claudeDir, 'daemon', 'roster.json')),
-  ]);
-  const pids = texts.slice(0, sessions.length).map((t) => {
+/** The floor: the files `claude agents --json --all` reads, read whole (plain synchronous reads), and each session's /proc/<pid>/stat. */
+function filesFloor(claudeDir: string): void {
+  const read = (f: string) => {
     try {
-      return Number(JSON.parse(t).pid);
+      return readFileSync(f, 'utf8');
     } catch {
-      return NaN;
+      return '';
     }
-  });
-  await Promise.all(pids.filter(Number.isInteger).map((p) => read(`/proc/${p}/stat`)));
+  };
+  const list = (d: string) => {
+    try {
+      return readdirSync(d);
+    } catch {
+      return [] as string[];
+    }
+  };
+  const sessions = list(join(claudeDir, 'sessions'));
+  const texts = [...sessions.map((f) => read(join(claudeDir, 'sessions', f))), ...list(join(claudeDir, 'jobs')).map((j) => read(join(claudeDir, 'jobs', j, 'state.json'))), read(join(claudeDir, 'daemon', 'roster.json'))];
+  for (const t of texts.slice(0, sessions.length)) {
+    let pid = NaN;
+    try {
+      pid = Number(JSON.parse(t).pid);
+    } catch {
+      /* not a session file */
+    }
+    if (Number.isInteger(pid)) read(`/proc/${pid}/stat`);
+  }
 }
 
-async function sweepCost(config: Config, roster: 'files' | 'cli', callsLog: string) {
+/** pipeline: the schedule's sweep (Claude Code's files; tmux only where a verdict could turn on it); person: what `sunset verdict` and an exit read (every pane); cli: the CLI's roster. */
+type SweepKind = 'pipeline' | 'person' | 'cli';
+
+async function sweepCost(config: Config, kind: SweepKind, callsLog: string) {
   const calls0 = callsIn(callsLog);
   const children0 = childCount();
   const kids0 = childrenCpuMs();
   const c0 = process.cpuUsage();
   const t0 = performance.now();
-  const snap = await gatherFleet(config, { roster });
+  const snap = await gatherFleet(config, kind === 'cli' ? { roster: 'cli' } : { roster: 'files', tmux: kind === 'pipeline' ? 'if-needed' : 'all' });
   const wall = performance.now() - t0;
   const own = cpuMs(process.cpuUsage(c0));
   return { wall, own, kids: childrenCpuMs() - kids0, children: childCount() - children0, calls: callsIn(callsLog) - calls0, rosterFrom: snap.rosterFrom, rows: snap.sessions.length };
@@ -138,35 +149,44 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     });
     const config = parseConfig(raw({}), { env: {} });
 
-    // ---- sweep: files vs the CLI, interleaved with the floor, after a warm-up of each
-    await sweepCost(config, 'files', callsLog);
-    await sweepCost(config, 'cli', callsLog);
-    const files: Awaited<ReturnType<typeof sweepCost>>[] = [];
-    const cli: Awaited<ReturnType<typeof sweepCost>>[] = [];
+    // ---- sweep: the pipeline's, a person's and the CLI's, interleaved with the floor, after a warm-up of each
+    const kinds: SweepKind[] = ['pipeline', 'person', 'cli'];
+    for (const k of kinds) await sweepCost(config, k, callsLog);
+    const got: Record<SweepKind, Awaited<ReturnType<typeof sweepCost>>[]> = { pipeline: [], person: [], cli: [] };
     const floorCpu: number[] = [];
     const floorWall: number[] = [];
     for (let r = 0; r < runs; r++) {
       const c0 = process.cpuUsage();
       const t0 = performance.now();
-      await filesFloor(fleet.claudeDir);
+      filesFloor(fleet.claudeDir);
       floorWall.push(performance.now() - t0);
       floorCpu.push(cpuMs(process.cpuUsage(c0)));
-      files.push(await sweepCost(config, 'files', callsLog));
-      cli.push(await sweepCost(config, 'cli', callsLog));
+      for (const k of kinds) got[k].push(await sweepCost(config, k, callsLog));
     }
     const med = (xs: number[]) => median(xs);
-    const fromFiles = files.every((f) => f.rosterFrom === 'files');
+    const said = (xs: typeof got.cli, calls: string) =>
+      `${ms(med(xs.map((f) => f.own)))} ms CPU own + ${ms(med(xs.map((f) => f.kids)))} ms in ${med(xs.map((f) => f.children))} children, ${ms(med(xs.map((f) => f.wall)))} ms wall, ${med(xs.map((f) => f.calls))} ${calls}`;
+    const filesFloorSaid = `files read plainly: ${ms(med(floorCpu))} ms CPU, ${ms(med(floorWall))} ms wall`;
+    const files = got.pipeline;
+    const fromFiles = files.every((f) => f.rosterFrom === 'files') && got.person.every((f) => f.rosterFrom === 'files');
     add({
-      name: `one sweep of ${n} real sessions on Claude Code's files (median of ${runs}; ${files[0].rows} rows)`,
-      value: `${ms(med(files.map((f) => f.own)))} ms CPU own + ${ms(med(files.map((f) => f.kids)))} ms in ${med(files.map((f) => f.children))} children, ${ms(med(files.map((f) => f.wall)))} ms wall, ${med(files.map((f) => f.calls))} roster calls${fromFiles ? '' : ' (some sweeps fell back to the CLI)'}`,
-      floor: `files read plainly: ${ms(med(floorCpu))} ms CPU, ${ms(med(floorWall))} ms wall`,
+      name: `the schedule's sweep of ${n} real sessions, on Claude Code's files (median of ${runs}; ${files[0].rows} rows, every task active)`,
+      value: said(files, 'roster calls') + (fromFiles ? '' : ' (some sweeps fell back to the CLI)'),
+      floor: filesFloorSaid,
       target: '≤ 5 ms CPU of its own, no roster call',
       pass: fromFiles && med(files.map((f) => f.own)) <= 5 && files.every((f) => f.calls === 0),
     });
     add({
+      name: `a person's sweep (sunset verdict, an exit's re-check): every pane and input box read too`,
+      value: said(got.person, 'roster calls'),
+      floor: `the schedule's sweep above`,
+      target: '',
+      pass: null,
+    });
+    add({
       name: `one sweep that calls claude agents --json --all (median of ${runs})`,
-      value: `${ms(med(cli.map((f) => f.own)))} ms CPU own + ${ms(med(cli.map((f) => f.kids)))} ms in ${med(cli.map((f) => f.children))} children, ${ms(med(cli.map((f) => f.wall)))} ms wall, ${med(cli.map((f) => f.calls))} roster call`,
-      floor: `the files-only sweep above`,
+      value: said(got.cli, 'roster call'),
+      floor: `the schedule's sweep above`,
       target: '',
       pass: null,
     });

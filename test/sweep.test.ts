@@ -6,6 +6,7 @@ import { useFleet } from './support/use-fleet.js';
 import { parseConfig } from '../src/config.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { sessionExit } from '../src/pipeline/session-exit.js';
+import { childCount } from '../src/run.js';
 
 const H = 3_600_000;
 const MIN = 60_000;
@@ -168,6 +169,45 @@ describe('sunset verdict --json on a test fleet', () => {
     const snap = await gatherFleet(cfg);
     expect(snap.roster.ok).toBe(false);
     expect(snap.sessions.filter((s) => s.verdict === 'eligible')).toEqual([]);
+  });
+
+  it("the schedule's sweep reads tmux only where a verdict could turn on it; a person's reads every pane", async () => {
+    const active = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 't-active', state: 'active', sessionId: active.sessionId });
+    const cfg = parseConfig(ctx.fleet.config());
+    const calls = () => childCount();
+    // the roster call is one child: everything past it is tmux
+    let c0 = calls();
+    const lazy = await gatherFleet(cfg, { tmux: 'if-needed' });
+    const only = lazy.sessions.find((s) => s.sessionId === active.sessionId)!;
+    expect(calls() - c0).toBe(1);
+    expect(only).toMatchObject({ verdict: 'protected', reasons: ['task-not-terminal'] });
+    expect(only.evidence.tmux).toBe('not-read');
+    expect(only.evidence.pane).toBeUndefined();
+
+    c0 = calls();
+    const full = await gatherFleet(cfg, { tmux: 'all' });
+    expect(calls() - c0).toBeGreaterThan(1);
+    const seen = full.sessions.find((s) => s.sessionId === active.sessionId)!;
+    expect(seen.evidence.tmux).toBeUndefined();
+    expect(seen.evidence.pane?.paneId).toBe(active.paneId);
+
+    // a person attaches in tmux: the schedule still needs no tmux (the open task holds it for good) ...
+    const client = await ctx.fleet.attachTmux(active);
+    try {
+      expect((await gatherFleet(cfg, { tmux: 'if-needed' })).sessions.find((s) => s.sessionId === active.sessionId)!.reasons).toEqual(['task-not-terminal']);
+      expect((await gatherFleet(cfg)).sessions.find((s) => s.sessionId === active.sessionId)!.reasons).toEqual(expect.arrayContaining(['task-not-terminal', 'client-attached']));
+      // ... until the task is done: then the verdict could turn on tmux, and it is read (the person attached protects)
+      ctx.fleet.writeTask({ id: 't-active', state: 'done', sessionId: active.sessionId, releasedAt: ago(H) });
+      const done = (await gatherFleet(cfg, { tmux: 'if-needed' })).sessions.find((s) => s.sessionId === active.sessionId)!;
+      expect(done.evidence.tmux).toBeUndefined();
+      expect(done).toMatchObject({ verdict: 'protected', reasons: ['client-attached'] });
+    } finally {
+      await client.close();
+    }
+    const after = (await gatherFleet(cfg, { tmux: 'if-needed' })).sessions.find((s) => s.sessionId === active.sessionId)!;
+    expect(after).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
+    expect(after.evidence.pane?.paneId).toBe(active.paneId);
   });
 
   it('every probe failing → nothing eligible (tmux gone, projects and inbox unreadable)', async () => {

@@ -26,7 +26,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     const open = r.tasks.map((t) => chainOfTask(deps, t)).filter((c) => c.step && c.step.step !== 'end');
     const jobs = deps.config.fleet.claudeDir !== null && (deps.config.fleet.jobChain || deps.config.fleet.pinProtected);
     if (!open.length && !jobs) return { tasks: r.tasks.length, advanced: 0 };
-    const snap = await deps.fleet(1000, { roster: 'cli' });
+    const snap = await deps.fleet(1000, { roster: 'cli', tmux: 'if-needed' });
     let advanced = 0;
     let ended = 0;
     let idle = 0;

@@ -110,6 +110,8 @@ export interface Evidence {
   attachedBy?: string;
   /** Messages waiting in the inbox; null = unreadable. */
   inboxPending: number | null;
+  /** Interactive sessions: 'not-read' when the sweep did not ask the tmux server (a protection that never passes by itself held it whatever tmux showed); pane, attached and draft are then unknown and add no reason. */
+  tmux?: 'not-read';
   /** Interactive sessions: the pane that holds the pid; null = in no pane. Undefined for background ones. */
   pane?: { paneId: string; dead: boolean; clients: number; sessionName: string; from?: 'session-file' | 'process-tree' } | null;
   /** The session's messaging socket (Claude Code's sessions/<pid>.json); null = it names none; absent = not read. */
@@ -262,8 +264,9 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     if (e.silenceMs < policy.expireIdle) reasons.add('idle-short');
   } else if (e.silenceMs < policy.silence) reasons.add('transcript-recent');
 
-  if (e.attached === null) reasons.add('attach-unknown');
-  else if (e.attached) reasons.add('client-attached');
+  if (e.attached === null) {
+    if (e.tmux !== 'not-read') reasons.add('attach-unknown');
+  } else if (e.attached) reasons.add('client-attached');
   if (s.kind !== 'interactive' && e.agentViews) {
     // the agent view can open any background session: unless it is proven elsewhere, a person may be watching this one
     reasons.add('attach-unknown');

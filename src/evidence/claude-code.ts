@@ -2,7 +2,7 @@
 // pins a person set. They are Claude Code's internals, so every read is defensive: a file that is missing
 // where one must be, does not parse, or holds a field of another shape is unknown — and unknown protects (D5).
 // sunset never writes them here; no token they may hold is ever logged or copied.
-import { readFile } from 'node:fs/promises';
+import { readCachedText } from './file-cache.js';
 import { join } from 'node:path';
 import type { JobFacts } from '../doctrine/verdict.js';
 import { run } from '../run.js';
@@ -73,28 +73,20 @@ export function parseJobState(text: string): JobFacts | null {
 }
 
 /** A live background job's state: its facts, or null when the file is missing or unreadable (unknown). */
-export async function readJobState(claudeDir: string, shortId: string): Promise<JobFacts | null> {
+export function readJobState(claudeDir: string, shortId: string): JobFacts | null {
   if (unsafeSegment(shortId)) return null; // not one path segment: nothing safe to read (and it is id-unsafe anyway)
-  try {
-    return parseJobState(await readFile(jobStateFile(claudeDir, shortId), 'utf8'));
-  } catch {
-    return null;
-  }
+  const r = readCachedText(jobStateFile(claudeDir, shortId));
+  return r.ok ? parseJobState(r.text) : null;
 }
 
 export type PinsResult = { ok: true; pins: Set<string> } | { ok: false; error: string };
 
 /** The short ids a person pinned: a JSON array of strings. No file is no pins; anything else odd is unknown. */
-export async function readPins(claudeDir: string): Promise<PinsResult> {
+export function readPins(claudeDir: string): PinsResult {
   const file = pinsFile(claudeDir);
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err: any) {
-    if (err?.code === 'ENOENT') return { ok: true, pins: new Set() };
-    return { ok: false, error: `cannot read ${file}: ${err?.code ?? err?.message}` };
-  }
-  return parsePins(text, file);
+  const r = readCachedText(file);
+  if (!r.ok) return r.code === 'ENOENT' ? { ok: true, pins: new Set() } : { ok: false, error: `cannot read ${file}: ${r.code}` };
+  return parsePins(r.text, file);
 }
 
 export function parsePins(text: string, file = 'pins.json'): PinsResult {
@@ -188,7 +180,7 @@ export function fleetOverhead(
     let k: OverheadKind | null = null;
     const args = p ? claudeArgs(p.argv, names) : null;
     // a Claude Code process of another home (another user's, another fleet's) is not this fleet's overhead
-    const ours = !args || !o.claudeDir || sameClaudeDir(pid, o.claudeDir, o.procRoot);
+    const ours = !args || !o.claudeDir || sameClaudeDir(pid, o.claudeDir, o.procRoot, p?.startTicks);
     if (p && pid !== ownPid && ours && !(args && isRosterCall(args)) && hops < 64) {
       const own = args ? overheadKind(args) : null;
       const up = p.ppid > 1 && p.ppid !== ownPid && !counted.has(p.ppid) ? kindOf(p.ppid, hops + 1) : null;

@@ -4,57 +4,34 @@
 // and a stat-keyed cache of the state files: a sweep costs what the evidence costs (~1 ms on a real fleet),
 // where `claude agents --json --all` costs 0.2–0.4 s and a 134 MB child. The CLI's own word is still taken where
 // it matters — at start, at each reconcile, just before an exit is requested — and wins when they disagree.
-import { existsSync } from 'node:fs';
-import { readdir, readFile, stat } from 'node:fs/promises';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcTable } from './proc.js';
 import { jsonObject } from './claude-code.js';
-import { readSessionFiles } from './sessions.js';
+import { readSessionFiles, type SessionFiles } from './sessions.js';
+import { readCachedText } from './file-cache.js';
 import { parseRoster, type RosterResult } from './roster.js';
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
-interface JobFile {
-  mtimeMs: number;
-  size: number;
-  o: Record<string, unknown> | null;
-}
-const jobCache = new Map<string, JobFile>();
-
-/** Every job's state.json, read again only when its size or mtime moved. */
-async function readJobs(jobsDir: string): Promise<Map<string, Record<string, unknown>> | Error> {
+/** Every job's state.json (parsed again only when its stat moved: file-cache.ts). */
+function readJobs(jobsDir: string): Map<string, Record<string, unknown>> | Error {
   let names: string[];
   try {
-    names = (await readdir(jobsDir, { withFileTypes: true })).filter((d) => d.isDirectory() && !d.name.startsWith('.')).map((d) => d.name);
+    names = readdirSync(jobsDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
+      .map((d) => d.name);
   } catch (err: any) {
     if (err?.code === 'ENOENT') return new Map();
     return err;
   }
   const out = new Map<string, Record<string, unknown>>();
-  await Promise.all(
-    names.map(async (n) => {
-      const file = join(jobsDir, n, 'state.json');
-      let st;
-      try {
-        st = await stat(file);
-      } catch {
-        return; // a job folder with no state (the agent view's own session): not a job
-      }
-      const hit = jobCache.get(file);
-      if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) {
-        if (hit.o) out.set(n, hit.o);
-        return;
-      }
-      let o: Record<string, unknown> | null = null;
-      try {
-        o = jsonObject(await readFile(file, 'utf8'));
-      } catch {
-        /* gone meanwhile */
-      }
-      jobCache.set(file, { mtimeMs: st.mtimeMs, size: st.size, o });
-      if (o) out.set(n, o);
-    }),
-  );
+  for (const n of names) {
+    // a job folder with no state (the agent view's own session) is not a job; one that does not parse is left out
+    const r = readCachedText(join(jobsDir, n, 'state.json'));
+    const o = r.ok ? jsonObject(r.text) : null;
+    if (o) out.set(n, o);
+  }
   return out;
 }
 
@@ -70,8 +47,9 @@ function rosterState(job: Record<string, unknown> | undefined): string | undefin
  * the session files whose process still runs, records from the jobs whose session has ended. `ok: false` when
  * a folder cannot be read — the caller then asks the CLI.
  */
-export async function readFileRoster(claudeDir: string, procs: ProcTable): Promise<RosterResult> {
-  const [files, jobs] = await Promise.all([readSessionFiles(claudeDir, procs, (pid) => procs.procs.get(pid)?.startTicks ?? null), readJobs(join(claudeDir, 'jobs'))]);
+export async function readFileRoster(claudeDir: string, procs: ProcTable, sessionFiles?: Promise<SessionFiles>): Promise<RosterResult> {
+  const files = await (sessionFiles ?? readSessionFiles(claudeDir, procs, (pid) => procs.procs.get(pid)?.startTicks ?? null));
+  const jobs = readJobs(join(claudeDir, 'jobs'));
   if (!files.ok) return { ok: false, error: files.error };
   // a running process whose file cannot be read: the files cannot say what it is, so they are not the roster
   if (files.unreadable.length) return { ok: false, error: `${join(claudeDir, 'sessions')}/${files.unreadable[0]}.json${files.unreadable.length > 1 ? ` (and ${files.unreadable.length - 1} more)` : ''} does not parse` };
@@ -133,6 +111,8 @@ export async function chooseRoster(
   want: 'cli' | 'files',
   procs: Promise<ProcTable | Error>,
   cli: () => Promise<RosterResult>,
+  /** The sweep's own read of the session files (so they are read once per sweep). */
+  sessionFiles?: Promise<SessionFiles>,
 ): Promise<RosterChoice> {
   const f = config.fleet;
   const usable = f.claudeDir !== null && f.rosterFrom !== 'cli' && !filesUntrusted && (f.rosterFrom === 'files' || existsSync(join(f.claudeDir, 'daemon', 'roster.json')));
@@ -142,7 +122,7 @@ export async function chooseRoster(
     if (usable && roster.ok && f.claudeDir !== null) {
       const table = await procs;
       if (!(table instanceof Error)) {
-        const files = await readFileRoster(f.claudeDir, table);
+        const files = await readFileRoster(f.claudeDir, table, sessionFiles);
         const said = disagreement(roster, files);
         if (said) {
           // a file that did not parse this once (mid-write) is no reason to stop reading them
@@ -156,7 +136,7 @@ export async function chooseRoster(
   }
   const table = await procs;
   if (table instanceof Error) return { roster: await cli(), from: 'cli', problems: [] };
-  const files = await readFileRoster(f.claudeDir!, table);
+  const files = await readFileRoster(f.claudeDir!, table, sessionFiles);
   if (files.ok) return { roster: files, from: 'files', problems: [] };
   return { roster: await cli(), from: 'cli', problems: [`Claude Code's files could not be read (${files.error}): asked the CLI`] };
 }

@@ -1,6 +1,6 @@
 // The file-system evidence of a sweep: transcripts (silence), inbox folders (messages waiting), and the tmux
 // pane that holds an interactive session. One readdir per folder, whatever the fleet's size.
-import { readdir, stat } from 'node:fs/promises';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isInTree, type ProcTable } from './proc.js';
 import type { Pane } from './tmux.js';
@@ -12,50 +12,84 @@ export function findPane(panes: Pane[], procs: ProcTable, pid: number): Pane | n
   return panes.find((p) => !p.dead && isInTree(procs, p.panePid, pid)) ?? null;
 }
 
-/** sessionId → newest transcript, from one readdir of projectsDir and one of each project folder. */
-export async function indexTranscripts(dir: string): Promise<Map<string, { path: string; mtimeMs: number }> | Error> {
+/** Each project folder's transcript names, kept while the folder's mtime and ctime stay (an entry added or removed moves them). */
+const listings = new Map<string, { mtimeMs: number; ctimeMs: number; names: string[] }>();
+const LISTING_SETTLE_MS = 2000;
+
+/**
+ * sessionId → newest transcript, from one readdir of projectsDir and a stat of each project folder (its listing
+ * is read again only when the folder changed). Only the transcripts of `wanted` sessions are stat'ed, when given:
+ * a box keeps every past session's transcript, and a sweep needs the live ones'.
+ */
+export function indexTranscripts(dir: string, wanted?: ReadonlySet<string>): Map<string, { path: string; mtimeMs: number }> | Error {
   let projects: string[];
   try {
-    projects = (await readdir(dir, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => d.name);
+    projects = readdirSync(dir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
   } catch (err: any) {
     if (err.code === 'ENOENT') return new Map();
     return err;
   }
   const index = new Map<string, { path: string; mtimeMs: number }>();
-  await Promise.all(
-    projects.map(async (p) => {
-      let files: string[];
-      try {
-        files = await readdir(join(dir, p));
-      } catch {
-        return;
+  const seen = new Set<string>();
+  for (const p of projects) {
+    const folder = join(dir, p);
+    seen.add(folder);
+    let names: string[];
+    try {
+      const st = statSync(folder);
+      const hit = listings.get(folder);
+      if (hit && hit.mtimeMs === st.mtimeMs && hit.ctimeMs === st.ctimeMs) names = hit.names;
+      else {
+        const before = Date.now();
+        names = readdirSync(folder).filter((n) => n.endsWith('.jsonl'));
+        if (before - Math.max(st.mtimeMs, st.ctimeMs) >= LISTING_SETTLE_MS) listings.set(folder, { mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, names });
+        else listings.delete(folder);
       }
-      await Promise.all(
-        files
-          .filter((n) => n.endsWith('.jsonl'))
-          .map(async (n) => {
-            const path = join(dir, p, n);
-            try {
-              const s = await stat(path);
-              const sid = n.slice(0, -'.jsonl'.length);
-              const prev = index.get(sid);
-              if (!prev || prev.mtimeMs < s.mtimeMs) index.set(sid, { path, mtimeMs: s.mtimeMs });
-            } catch {
-              /* vanished between readdir and stat: treated as missing */
-            }
-          }),
-      );
-    }),
-  );
+    } catch {
+      listings.delete(folder);
+      continue;
+    }
+    for (const n of names) {
+      const sid = n.slice(0, -'.jsonl'.length);
+      if (wanted && !wanted.has(sid)) continue;
+      const path = join(folder, n);
+      let s;
+      try {
+        s = statSync(path, { throwIfNoEntry: false });
+      } catch {
+        s = undefined;
+      }
+      if (!s) continue; // vanished between readdir and stat (or unreadable): treated as missing
+      const prev = index.get(sid);
+      if (!prev || prev.mtimeMs < s.mtimeMs) index.set(sid, { path, mtimeMs: s.mtimeMs });
+    }
+  }
+  for (const k of listings.keys()) if (k.startsWith(dir) && !seen.has(k)) listings.delete(k);
   return index;
 }
 
 /** Messages waiting: regular files not starting with "." — except sunset's own ask. Missing folder = 0; unreadable = null. */
-export async function inboxPending(folder: string): Promise<number | null> {
+export function inboxPending(folder: string): number | null {
   try {
-    const entries = await readdir(folder, { withFileTypes: true });
+    const entries = readdirSync(folder, { withFileTypes: true });
     return entries.filter((d) => d.isFile() && !d.name.startsWith('.') && !d.name.startsWith(ASK_FILE_PREFIX)).length;
   } catch (err: any) {
     return err.code === 'ENOENT' ? 0 : null;
   }
+}
+
+/**
+ * Every session's inbox from one read of the inbox folder: a session with no folder there has 0 waiting (no
+ * readdir of its own). A root that cannot be listed makes each one read on its own (and unknown where that fails).
+ */
+export function inboxReader(root: string): (sessionId: string) => number | null {
+  let names: Set<string> | null;
+  try {
+    names = new Set(readdirSync(root));
+  } catch (err: any) {
+    names = err?.code === 'ENOENT' ? new Set() : null;
+  }
+  return (sessionId) => (names && !names.has(sessionId) && !sessionId.includes('/') && sessionId !== '..' ? 0 : inboxPending(join(root, sessionId)));
 }

@@ -4,17 +4,28 @@
 import type { Config } from '../config.js';
 import { gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js';
 
-/** A snapshot at most maxAgeMs old; `roster: 'cli'` asks for one that stands on the CLI's own word (not its files). */
-export type FleetSource = (maxAgeMs: number, o?: { roster?: 'cli' }) => Promise<FleetSnapshot>;
+/**
+ * A snapshot at most maxAgeMs old; `roster: 'cli'` asks for one that stands on the CLI's own word (not its files);
+ * `tmux: 'if-needed'` takes one that read the tmux server only where a verdict could turn on it (the schedule's
+ * sweeps: src/evidence/fleet.ts GatherOptions.tmux) — by default every interactive session's pane is read.
+ */
+export type FleetSource = (maxAgeMs: number, o?: { roster?: 'cli'; tmux?: 'if-needed' }) => Promise<FleetSnapshot>;
+
+/** What a sweep stood on: a sweep serves a caller when it is at least as strong in both. */
+interface Strength {
+  cli: boolean;
+  tmux: boolean;
+}
+const covers = (have: Strength, want: Strength) => (have.cli || !want.cli) && (have.tmux || !want.tmux);
 
 /** How long the last snapshot is kept: longer than any caller's maxAgeMs (the web's 2 s is the longest). */
 const KEEP_MS = 10_000;
 
 export function fleetCache(config: Config, opts: () => GatherOptions = () => ({})): FleetSource {
-  type Sweep = { started: number; cli: boolean; p: Promise<FleetSnapshot> };
-  let last: { started: number; cli: boolean; snap: FleetSnapshot } | null = null;
+  type Sweep = Strength & { started: number; p: Promise<FleetSnapshot> };
+  let last: (Strength & { started: number; snap: FleetSnapshot }) | null = null;
   let inflight: Sweep | null = null;
-  let next: { cli: boolean; p: Promise<FleetSnapshot> } | null = null;
+  let next: (Strength & { p: Promise<FleetSnapshot> }) | null = null;
 
   // no caller takes evidence older than a few seconds: a snapshot of a big fleet (every row, every task) is not
   // kept past that, so that sunset at rest holds none of it (docs/benchmarks.md, idle RSS)
@@ -28,13 +39,12 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
     dropTimer.unref();
   };
 
-  const sweep = (cli: boolean): Promise<FleetSnapshot> => {
+  const sweep = (want: Strength): Promise<FleetSnapshot> => {
     const started = Date.now();
-    const p = gatherFleet(config, { ...opts(), ...(cli ? { roster: 'cli' as const } : {}) })
+    const p = gatherFleet(config, { ...opts(), ...(want.cli ? { roster: 'cli' as const } : {}), tmux: want.tmux ? 'all' : 'if-needed' })
       .then((snap) => {
-        const fromCli = snap.rosterFrom === 'cli';
         if (!last || last.started < started) {
-          last = { started, cli: fromCli, snap };
+          last = { started, cli: snap.rosterFrom === 'cli', tmux: want.tmux, snap };
           forget();
         }
         return snap;
@@ -42,25 +52,26 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
       .finally(() => {
         if (inflight?.p === p) inflight = null;
       });
-    inflight = { started, cli, p };
+    inflight = { started, ...want, p };
     return p;
   };
 
   return async (maxAgeMs, o = {}) => {
-    const wantCli = o.roster === 'cli';
+    const want: Strength = { cli: o.roster === 'cli', tmux: o.tmux !== 'if-needed' };
     const horizon = Date.now() - maxAgeMs;
-    // a sweep on the CLI's word serves everyone; one on the files serves only those who do not ask for the CLI
-    if (last && last.started >= horizon && (last.cli || !wantCli)) return last.snap;
-    if (inflight && inflight.started >= horizon && (inflight.cli || !wantCli)) return inflight.p;
-    if (!inflight) return sweep(wantCli);
-    // a sweep is running but started too early (or on the files) for this caller: the next one starts when it ends
-    if (next && (next.cli || !wantCli)) return next.p;
+    // a sweep on the CLI's word serves everyone; one on the files serves only those who do not ask for the CLI (and so for tmux)
+    if (last && last.started >= horizon && covers(last, want)) return last.snap;
+    if (inflight && inflight.started >= horizon && covers(inflight, want)) return inflight.p;
+    if (!inflight) return sweep(want);
+    // a sweep is running but started too early (or is weaker) for this caller: the next one starts when it ends
+    if (next && covers(next, want)) return next.p;
+    const stronger: Strength = { cli: want.cli || Boolean(next?.cli), tmux: want.tmux || Boolean(next?.tmux) };
     const after = (next?.p ?? inflight.p).catch(() => undefined);
     const p = after.then(() => {
       if (next?.p === p) next = null;
-      return sweep(wantCli);
+      return sweep(stronger);
     });
-    next = { cli: wantCli || Boolean(next?.cli), p };
+    next = { ...stronger, p };
     return p;
   };
 }

@@ -3,18 +3,19 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { labelOf, readRoster, type RosterRow } from './roster.js';
-import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, readProcTable } from './proc.js';
-import { readSessionFiles } from './sessions.js';
+import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, readProcTable, type ProcTable } from './proc.js';
+import { readSessionFiles, type SessionFile } from './sessions.js';
 import { chooseRoster } from './file-roster.js';
 import { claudeReaperEta, type ReaperEta } from './claude-reaper.js';
 import { memAvailable } from './meminfo.js';
+import { pruneFileCache } from './file-cache.js';
 import { jobChainReader, jobKey } from '../store/job-state.js';
 import { readMade } from '../store/pins-made.js';
 import { expireKey } from '../store/expire-state.js';
 import type { DryRunLatches } from '../pipeline/dry-run.js';
 import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
-import { listPanes, panesDrafts } from './tmux.js';
-import { findPane, indexTranscripts, inboxPending } from './files.js';
+import { panesAndDrafts, panesDrafts, type Pane } from './tmux.js';
+import { findPane, inboxReader, indexTranscripts } from './files.js';
 export { ASK_FILE_PREFIX, findPane, inboxPending } from './files.js';
 export { sessionJson, snapshotJson } from './fleet-json.js';
 import { readTasks, type Task, type InvalidTask } from '../tasks/tasks.js';
@@ -22,7 +23,7 @@ import { hookFacts, hooksDir } from './hooks.js';
 import { readExit } from '../store/ledger.js';
 import { jobExitId, requestExitId } from '../../queues/session-exit.js';
 import { hookFileName, listHookFiles, readHookState } from './hook-events.js';
-import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type SessionFacts, type TaskFacts } from '../doctrine/verdict.js';
+import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type Policy, type SessionFacts, type TaskFacts } from '../doctrine/verdict.js';
 
 /** A pid-less row in one of these job states has ended; any other young pid-less row may still be starting. */
 const ENDED_STATES = new Set(['stopped', 'done', 'failed']);
@@ -70,6 +71,12 @@ export interface GatherOptions {
   dry?: DryRunLatches;
   /** Whose roster: the CLI's (its word: at start, reconcile, just before an exit), or Claude Code's files where they can be read (the default). */
   roster?: 'cli' | 'files';
+  /**
+   * The tmux server (an interactive session's pane, its clients, a draft in its input box): read for every live
+   * interactive session (`all`, the default: what a person reads, and what an exit acts on), or only for those whose
+   * verdict could turn on it (`if-needed`: the schedule's sweeps; the others carry `evidence.tmux: 'not-read'`).
+   */
+  tmux?: 'all' | 'if-needed';
 }
 
 /** A tasks folder that does not exist is no tasks (DESIGN §3), and a person should hear it: a typo looks the same. */
@@ -86,15 +93,17 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   // the sweep's time is taken before any evidence is read: silences and windows are never overstated
   const at = now();
   const procsRead = readProcTable().catch((err: Error) => err);
-  const chosen = chooseRoster(config, opts.roster ?? 'files', procsRead, () => readRoster(f.rosterCommand, config.probeTimeout));
-  const [choice, panes, table, tasks, transcripts, pins] = await Promise.all([
+  // Claude Code's per-process files, read once: the file roster and each live session's socket and pane
+  const filesRead = f.claudeDir === null ? null : procsRead.then((t) => (t instanceof Error ? null : t)).then((t) => readSessionFiles(f.claudeDir!, t, (pid) => t?.procs.get(pid)?.startTicks ?? null));
+  const chosen = chooseRoster(config, opts.roster ?? 'files', procsRead, () => readRoster(f.rosterCommand, config.probeTimeout), filesRead ?? undefined);
+  const [choice, table, tasks, pins] = await Promise.all([
     chosen,
-    listPanes(f.tmuxSocket, config.probeTimeout),
     procsRead,
     readTasks(f.tasksDir),
-    indexTranscripts(f.projectsDir),
     f.claudeDir === null ? null : readPins(f.claudeDir),
   ]);
+  // the transcripts of the sessions that run (a box keeps every past one's)
+  const transcripts = indexTranscripts(f.projectsDir, new Set(choice.roster.ok ? choice.roster.rows.filter((r) => r.pid !== null).map((r) => r.sessionId) : []));
 
   const roster = choice.roster;
   problems.push(...choice.problems);
@@ -102,7 +111,6 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
     probeErrors.roster = roster.error;
     problems.push(roster.error);
   } else problems.push(...roster.problems);
-  if (!panes.ok) probeErrors.tmux = panes.error;
   if (table instanceof Error) probeErrors.proc = `reading /proc failed: ${table.message}`;
   if (!tasks.ok) probeErrors.tasks = tasks.error;
   if (transcripts instanceof Error) probeErrors.projects = `reading ${f.projectsDir} failed: ${transcripts.message}`;
@@ -110,7 +118,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   const invalid = tasks.ok ? tasks.invalid : [];
   for (const bad of invalid) problems.push(`task file ${bad.file} is invalid and was left untouched: ${bad.problem}`);
   if (pins && !pins.ok) probeErrors.pins = pins.error;
-  for (const k of ['tmux', 'proc', 'tasks', 'projects', 'pins']) if (probeErrors[k]) problems.push(probeErrors[k]);
+  for (const k of ['proc', 'tasks', 'projects', 'pins']) if (probeErrors[k]) problems.push(probeErrors[k]);
 
   const procs = table instanceof Error ? null : table;
   const cliNames = claudeNames(f.claudeCommand, f.attachArgv);
@@ -126,25 +134,17 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
   const lowMemory = avail !== null && avail < 1024 * 1024 * 1024;
   const sunsetPins = new Set(f.claudeDir !== null ? readMade(config.stateDir) : []);
   // Claude Code's per-process files: each live session's messaging socket and tmux pane (docs/claude-code.md)
-  const sessionFiles = f.claudeDir !== null ? await readSessionFiles(f.claudeDir, procs, (pid) => procs?.procs.get(pid)?.startTicks ?? null) : null;
+  const sessionFiles = filesRead ? await filesRead : null;
   if (sessionFiles && !sessionFiles.ok) problems.push(sessionFiles.error);
   const counted = new Set<number>(); // every pid some session's memory holds
   const policy = policyFrom(config);
   // Claude Code hook events (optional evidence, docs/hooks.md): one readdir, then only the files of live rows.
   const hookDir = hooksDir(config);
   const hookFiles = listHookFiles(hookDir);
+  const inboxOf = inboxReader(f.inboxDir);
 
-  // drafts in interactive sessions' input boxes: one tmux call for every pane (a person's draft is never typed over)
-  const drafts =
-    panes.ok && procs && roster.rows.some((r) => r.kind === 'interactive' && r.pid !== null)
-      ? await panesDrafts(
-          f.tmuxSocket,
-          roster.rows.flatMap((r) => (r.kind === 'interactive' && r.pid !== null ? [findPane(panes.panes, procs, r.pid)?.paneId ?? ''] : [])).filter(Boolean),
-          config.probeTimeout,
-        )
-      : new Map<string, boolean | null>();
-  const sessions = await Promise.all(
-    roster.rows.map(async (row): Promise<SessionView> => {
+  // pass 1: each row's evidence but the tmux server's; an interactive row says whether its verdict could turn on it
+  const built = roster.rows.map((row): Built => {
       const failures: string[] = [];
       const paneNotes: string[] = []; // what the sweep saw that a person should read beside the verdict
       let reaper: ReaperEta | undefined;
@@ -196,7 +196,7 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
       };
       // Records and gone rows need no further evidence (but a record's pin: Claude Code's reaper skips a pinned job, so it tells who ended it).
       if (row.pid === null && row.id !== null && pins && pins.ok) evidence.pinned = pins.pins.has(row.id);
-      if (row.pid === null || live === false) return view();
+      if (row.pid === null || live === false) return { row, evidence, failures, paneNotes, view, tmux: false };
       const sf = sessionFiles?.ok ? sessionFiles.byPid.get(row.pid) : undefined;
       // the session's messaging socket: how the one message reaches its model (null: the file names none)
       if (f.claudeDir !== null) evidence.socket = sf?.socket ?? null;
@@ -224,24 +224,8 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         } else evidence.transcript = null;
       }
 
-      // Attached clients and the pane
+      // Attached clients (an interactive session's pane and its clients: pass 2)
       if (row.kind === 'interactive') {
-        if (!panes.ok) failures.push('tmux');
-        else if (procs) {
-          const byTree = findPane(panes.panes, procs, row.pid);
-          // the pane its session file names, when that pane (on the configured tmux server) holds this process
-          const named = sf?.paneId ? panes.panes.find((p) => p.paneId === sf.paneId && !p.dead) : undefined;
-          const byFile = named && isInTree(procs, named.panePid, row.pid) ? named : undefined;
-          const pane = byFile ?? byTree;
-          if (sf?.paneId && !byFile) paneNotes.push(byTree ? `its session file names tmux pane ${sf.paneId}, but ${byTree.paneId} holds it: typing into ${byTree.paneId}` : `its session file names tmux pane ${sf.paneId} (${sf.tmux}), which is not on the configured tmux server (fleet.tmuxSocket ${f.tmuxSocket ?? 'default'})`);
-          evidence.pane = pane ? { paneId: pane.paneId, dead: pane.dead, clients: pane.clients, sessionName: pane.sessionName, ...(byFile ? { from: 'session-file' } : { from: 'process-tree' }) } : null;
-          if (pane) {
-            // the pane named by the session file may not be the one the tree search read: unknown then, until the next sweep
-            evidence.draft = drafts.has(pane.paneId) ? drafts.get(pane.paneId)! : null;
-            evidence.attached = pane.clients > 0;
-            evidence.attachedBy = 'tmux';
-          } else evidence.attached = false;
-        }
         if (row.attached === true) {
           evidence.attached = true;
           evidence.attachedBy = 'roster';
@@ -258,14 +242,14 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
 
       // Claude Code's own files: the job's state (in flight, blocked and what it asks), a person's pin
       if (row.kind !== 'interactive' && f.claudeDir !== null) {
-        evidence.job = row.id === null ? null : await readJobState(f.claudeDir, row.id);
+        evidence.job = row.id === null ? null : readJobState(f.claudeDir, row.id);
         // a pin sunset made itself (a task still open) is not a person's
         evidence.pinned = pins && pins.ok ? row.id !== null && pins.pins.has(row.id) && !sunsetPins.has(row.id) : null;
         reaper = claudeReaperEta(evidence.job, { pinned: pins && pins.ok ? row.id !== null && pins.pins.has(row.id) : null, attached: evidence.attached, lowMemory });
       }
 
       // Inbox
-      evidence.inboxPending = await inboxPending(join(f.inboxDir, row.sessionId));
+      evidence.inboxPending = inboxOf(row.sessionId);
       if (evidence.inboxPending === null) failures.push('inbox');
 
       // Hooks: absent or unreadable is no evidence at all (it never protects nor clears anything)
@@ -295,17 +279,87 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
         const x = opts.expireFacts(row, procStartMs);
         evidence.expire = opts.dry ? opts.dry.facts(`expire/${expireKey(row.sessionId, procStartMs)}`, x ?? { requests: 0 }) : x;
       }
-      const v = view();
-      if (opts.rss !== false && procs && procs.procs.has(row.pid)) {
-        const pids = sessionPids(procs, row.pid, row.kind, cliNames);
-        for (const p of pids) counted.add(p);
-        v.rssBytes = pidsRss(pids);
+      const tmux = row.kind === 'interactive' && procs !== null && (opts.tmux !== 'if-needed' || couldAct(row, evidence, starting, policy, at));
+      return { row, evidence, failures, paneNotes, sf, view, tmux };
+    });
+
+  // pass 2: the tmux server, only where it is needed (a sweep of the pipeline's, `tmux: 'if-needed'`: where a row's
+  // verdict could turn on it) — one call for the panes and the drafts of the panes the session files name
+  const wanting = built.filter((b) => b.tmux);
+  if (wanting.length && procs) {
+    const named = wanting.flatMap((b) => (b.sf?.paneId ? [b.sf.paneId] : []));
+    const read = await panesAndDrafts(f.tmuxSocket, named, config.probeTimeout);
+    const drafts = read.drafts;
+    if (!read.panes.ok) {
+      probeErrors.tmux = read.panes.error;
+      problems.push(read.panes.error);
+      for (const b of wanting) b.failures.push('tmux');
+    } else {
+      const panes = read.panes.panes;
+      const found = wanting.map((b) => ({ b, ...paneOf(panes, procs, b.row.pid!, b.sf) }));
+      // a pane the files did not name (the test fleet's, a session file that names another): its draft in a second call
+      const more = found.flatMap((x) => (x.pane && !drafts.has(x.pane.paneId) ? [x.pane.paneId] : []));
+      if (more.length) for (const [k, v] of await panesDrafts(f.tmuxSocket, more, config.probeTimeout)) drafts.set(k, v);
+      for (const { b, pane, byFile, byTree } of found) {
+        const sf = b.sf;
+        const e = b.evidence;
+        if (sf?.paneId && !byFile) b.paneNotes.push(byTree ? `its session file names tmux pane ${sf.paneId}, but ${byTree.paneId} holds it: typing into ${byTree.paneId}` : `its session file names tmux pane ${sf.paneId} (${sf.tmux}), which is not on the configured tmux server (fleet.tmuxSocket ${f.tmuxSocket ?? 'default'})`);
+        e.pane = pane ? { paneId: pane.paneId, dead: pane.dead, clients: pane.clients, sessionName: pane.sessionName, ...(byFile ? { from: 'session-file' } : { from: 'process-tree' }) } : null;
+        if (pane) e.draft = drafts.has(pane.paneId) ? drafts.get(pane.paneId)! : null;
+        if (b.row.attached !== true) {
+          e.attached = pane ? pane.clients > 0 : false;
+          if (pane) e.attachedBy = 'tmux';
+        }
       }
-      return v;
-    }),
-  );
+    }
+  }
+  // an interactive row that needed no tmux: a protection that never passes by itself holds it, whatever tmux shows
+  for (const b of built) if (b.row.kind === 'interactive' && b.row.pid !== null && b.evidence.live && procs && !b.tmux) b.evidence.tmux = 'not-read';
+
+  const sessions = built.map((b) => {
+    const v = b.view();
+    const pid = b.row.pid;
+    if (pid !== null && b.evidence.live && opts.rss !== false && procs && procs.procs.has(pid)) {
+      const pids = sessionPids(procs, pid, b.row.kind, cliNames);
+      for (const p of pids) counted.add(p);
+      v.rssBytes = pidsRss(pids);
+    }
+    return v;
+  });
   const overhead = opts.rss !== false && procs ? fleetOverhead(procs, counted, cliNames, { claudeDir: f.claudeDir }) : null;
+  pruneFileCache(); // an ended session's files are not kept
   return { ...base, roster: { ok: true }, sessions, overhead };
+}
+
+/** A row after pass 1: its evidence, and whether pass 2 reads the tmux server for it. */
+interface Built {
+  row: RosterRow;
+  evidence: Evidence;
+  failures: string[];
+  paneNotes: string[];
+  sf?: SessionFile;
+  view: () => SessionView;
+  tmux: boolean;
+}
+
+/**
+ * Could this interactive row's verdict be anything but held by a protection that never passes by itself, whatever
+ * tmux shows? Judged with tmux's most permissive word (in a pane, nobody attached, no draft): tmux's evidence only
+ * ever adds protections, so when even that verdict is held for good (a task not done, a chain ended), so is the
+ * real one, and the sweep needs no tmux call for it. Pure.
+ */
+export function couldAct(row: RosterRow, evidence: Evidence, starting: boolean, policy: Policy, at: number): boolean {
+  const best: Evidence = { ...evidence, pane: { paneId: '%0', dead: false, clients: 0, sessionName: '' }, draft: false, attached: row.attached === true ? true : false };
+  const d = decide({ id: row.id, sessionId: row.sessionId, kind: row.kind, pid: row.pid, evidence: best, ...(starting ? { starting } : {}) }, policy, at);
+  return d.verdict === 'eligible' || d.due?.passes !== false;
+}
+
+/** The pane that holds an interactive session: the one its session file names (when it holds the process), else the one whose tree does. */
+function paneOf(panes: Pane[], procs: ProcTable, pid: number, sf: SessionFile | undefined): { pane: Pane | null; byFile?: Pane; byTree: Pane | null } {
+  const byTree = findPane(panes, procs, pid);
+  const named = sf?.paneId ? panes.find((p) => p.paneId === sf.paneId && !p.dead) : undefined;
+  const byFile = named && isInTree(procs, named.panePid, pid) ? named : undefined;
+  return { pane: byFile ?? byTree, byFile, byTree };
 }
 
 function taskFacts(t: Task, stateDir: string): TaskFacts {

@@ -60,11 +60,26 @@ export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | n
   return { pid, ppid, state: f[0] ?? '?', startMs: btime() + (start * 1000) / CLK_TCK, startTicks: f[19] };
 }
 
-function readProc(procRoot: string, pid: number): ProcInfo | null {
+/**
+ * A process's argv, kept while its pid, start and command name (stat's comm) stay the same: argv is set at exec
+ * (the real CLI starts its helpers with theirs, `claude bg-pty-host …`), and an exec changes comm. A process
+ * younger than ARGV_SETTLE_MS is read every time: a retitle, if any, happens as it starts.
+ */
+const argvCache = new Map<string, { key: string; argv: string[] }>();
+const ARGV_SETTLE_MS = 10_000;
+
+function readProc(procRoot: string, pid: number, kept?: Map<string, { key: string; argv: string[] }>): ProcInfo | null {
   try {
     const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
     const s = parseStat(pid, stat);
     if (!s) return null;
+    const at = `${procRoot}/${pid}`;
+    const key = `${s.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
+    const hit = argvCache.get(at);
+    if (hit && hit.key === key) {
+      kept?.set(at, hit);
+      return { ...s, argv: hit.argv };
+    }
     let cmd: Buffer;
     try {
       cmd = readFileSync(`${procRoot}/${pid}/cmdline`);
@@ -72,6 +87,8 @@ function readProc(procRoot: string, pid: number): ProcInfo | null {
       cmd = Buffer.alloc(0);
     }
     const argv = cmd.length ? cmd.toString('utf8').replace(/\0$/, '').split('\0') : [];
+    // kept once the process is past its start (a retitle happens there; one still exec'ing shows no argv yet)
+    if (argv.length && s.state !== 'Z' && Date.now() - s.startMs >= ARGV_SETTLE_MS) kept?.set(at, { key, argv });
     return { ...s, argv };
   } catch {
     return null; // ended between readdir and read
@@ -89,11 +106,15 @@ export async function readProcTable(procRoot = '/proc'): Promise<ProcTable> {
   const pids = names.filter((n) => /^\d+$/.test(n)).map(Number);
   const procs = new Map<number, ProcInfo>();
   const children = new Map<number, number[]>();
+  const kept = new Map<string, { key: string; argv: string[] }>();
   for (let i = 0; i < pids.length; i++) {
     if (i > 0 && i % PROC_BATCH === 0) await yieldNow();
-    const p = readProc(procRoot, pids[i]);
+    const p = readProc(procRoot, pids[i], kept);
     if (p) procs.set(p.pid, p);
   }
+  // only the processes this read saw (another procRoot's entries too: tests read fake /proc folders, one at a time)
+  argvCache.clear();
+  for (const [k, v] of kept) argvCache.set(k, v);
   for (const p of procs.values()) {
     const list = children.get(p.ppid);
     if (list) list.push(p.pid);
@@ -219,7 +240,7 @@ export function findClients(table: ProcTable, names: ReadonlySet<string>, attach
     const args = claudeArgs(p.argv, names);
     if (!args) continue;
     // a client of another Claude Code home (another user, another test's fleet) cannot show these sessions
-    if (claudeDir !== null && !sameClaudeDir(p.pid, claudeDir)) continue;
+    if (claudeDir !== null && !sameClaudeDir(p.pid, claudeDir, '/proc', p.startTicks)) continue;
     const { verb, at } = verbOf(args);
     if (markers.length && verb === markers[0] && markers.every((m, k) => args[at + k] === m)) {
       const words = args.slice(at + markers.length).filter((w) => w && !w.startsWith('-'));
@@ -234,12 +255,23 @@ export function findClients(table: ProcTable, names: ReadonlySet<string>, attach
  * from /proc/<pid>/environ. An environment that cannot be read (another user's process) counts as the same
  * home: unknown protects.
  */
-export function sameClaudeDir(pid: number, claudeDir: string, procRoot = '/proc'): boolean {
+export function sameClaudeDir(pid: number, claudeDir: string, procRoot = '/proc', startTicks?: string): boolean {
+  const dir = claudeDirOf(pid, procRoot, startTicks);
+  return dir === null || normal(dir) === normal(claudeDir);
+}
+
+/** Each process's Claude Code home, by pid and start: /proc/<pid>/environ is the environment it was started with. */
+const homeCache = new Map<string, { ticks: string; dir: string | null }>();
+
+function claudeDirOf(pid: number, procRoot: string, startTicks?: string): string | null {
+  const at = `${procRoot}/${pid}`;
+  const hit = startTicks === undefined ? undefined : homeCache.get(at);
+  if (hit && hit.ticks === startTicks) return hit.dir;
   let env: string;
   try {
-    env = readFileSync(`${procRoot}/${pid}/environ`, 'latin1');
+    env = readFileSync(`${at}/environ`, 'latin1');
   } catch {
-    return true;
+    return null;
   }
   let home: string | null = null;
   let config: string | null = null;
@@ -248,8 +280,11 @@ export function sameClaudeDir(pid: number, claudeDir: string, procRoot = '/proc'
     else if (kv.startsWith('CLAUDE_CONFIG_DIR=')) config = kv.slice(18);
   }
   const dir = config || (home ? `${home.replace(/\/+$/, '')}/.claude` : null);
-  if (!dir) return true;
-  return normal(dir) === normal(claudeDir);
+  if (startTicks !== undefined && env.length) {
+    if (homeCache.size > 4096) homeCache.clear();
+    homeCache.set(at, { ticks: startTicks, dir });
+  }
+  return dir;
 }
 
 const normal = (p: string) => p.replace(/\/+$/, '').replace(/\/+/g, '/');

@@ -2,8 +2,9 @@
 // claude process, with its messaging socket (how the ask reaches the model) and, for a session started in tmux,
 // the pane it runs in. Its internals: read defensively. A `kill -9` leaves the file behind, so a file counts
 // only while its pid runs the same process (`procStart`, field 22 of /proc/<pid>/stat, matches).
-import { readdir, readFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { readCachedText } from './file-cache.js';
 import type { ProcTable } from './proc.js';
 import { jsonObject } from './claude-code.js';
 
@@ -64,38 +65,37 @@ export async function readSessionFiles(claudeDir: string, procs: ProcTable | nul
   const dir = join(claudeDir, 'sessions');
   let names: string[];
   try {
-    names = await readdir(dir);
+    names = readdirSync(dir);
   } catch (err: any) {
     if (err?.code === 'ENOENT') return { ok: true, byPid: new Map(), unreadable: [] };
     return { ok: false, error: `cannot read ${dir}: ${err?.code ?? err?.message}` };
   }
   const byPid = new Map<number, SessionFile>();
   const unreadable: number[] = [];
-  const read = async (file: string) => {
-    try {
-      return parseSessionFile(await readFile(file, 'utf8'));
-    } catch (err: any) {
-      return err?.code === 'ENOENT' ? undefined : null; // gone meanwhile: its process ended
-    }
+  // undefined: gone meanwhile (its process ended); null: it does not parse, or cannot be read
+  const read = (file: string) => {
+    const r = readCachedText(file);
+    if (!r.ok) return r.missing ? undefined : null;
+    return parseSessionFile(r.text);
   };
-  await Promise.all(
-    names
-      .filter((n) => /^\d+\.json$/.test(n))
-      .map(async (n) => {
-        const pid = Number(n.slice(0, -5));
-        if (procs && !procs.procs.has(pid)) return; // a file left behind by a process that has gone
-        let f = await read(join(dir, n));
-        if (f === null) {
-          await new Promise((r) => setTimeout(r, 15)); // caught mid-write, perhaps: once more
-          f = await read(join(dir, n));
-        }
-        if (f === undefined) return;
-        if (f === null) return void unreadable.push(pid);
-        if (f.pid !== pid) return;
-        // a reused pid: the file was written by another process than the one running now
-        if (f.procStart !== null && ticksOf(pid) !== null && ticksOf(pid) !== f.procStart) return;
-        byPid.set(pid, f);
-      }),
-  );
+  for (const n of names) {
+    if (!/^\d+\.json$/.test(n)) continue;
+    const pid = Number(n.slice(0, -5));
+    if (procs && !procs.procs.has(pid)) continue; // a file left behind by a process that has gone
+    let f = read(join(dir, n));
+    if (f === null) {
+      await new Promise((r) => setTimeout(r, 15)); // caught mid-write, perhaps: once more
+      f = read(join(dir, n));
+    }
+    if (f === undefined) continue;
+    if (f === null) {
+      unreadable.push(pid);
+      continue;
+    }
+    if (f.pid !== pid) continue;
+    // a reused pid: the file was written by another process than the one running now
+    if (f.procStart !== null && ticksOf(pid) !== null && ticksOf(pid) !== f.procStart) continue;
+    byPid.set(pid, f);
+  }
   return { ok: true, byPid, unreadable };
 }

@@ -86,17 +86,46 @@ export async function panesDrafts(socket: string | null, paneIds: string[], time
   const ids = paneIds.filter((p) => /^%\d+$/.test(p));
   if (!ids.length) return out;
   const args: string[] = [];
-  // the mark names its pane by tmux's own #{pane_id}: a literal "%4" in a display-message format is taken for a
-  // strftime conversion and comes out mangled ("  %4"), which made every pane's draft unknown
-  const mark = '@@sunset-pane #{pane_id}@@';
   ids.forEach((p, i) => {
     if (i) args.push(';');
-    args.push('display-message', '-p', '-t', p, mark, ';', 'capture-pane', '-p', '-e', '-t', p);
+    args.push('display-message', '-p', '-t', p, MARK, ';', 'capture-pane', '-p', '-e', '-t', p);
   });
   const r = await run(tmuxArgv(socket, ...args), { timeoutMs });
   for (const p of ids) out.set(p, null);
   if (!r.ok) return out;
-  const parts = r.stdout.split(/^@@sunset-pane (%\d+)@@$/m);
-  for (let i = 1; i + 1 < parts.length; i += 2) out.set(parts[i], draftOnScreen(parts[i + 1]));
+  readMarked(r.stdout, out);
   return out;
+}
+
+// the mark names its pane by tmux's own #{pane_id}: a literal "%4" in a display-message format is taken for a
+// strftime conversion and comes out mangled ("  %4"), which made every pane's draft unknown
+const MARK = '@@sunset-pane #{pane_id}@@';
+const MARK_LINE = /^@@sunset-pane %\d+@@$/m;
+
+/** The marked screens of a capture sequence, each pane's draft read from its own screen. */
+function readMarked(stdout: string, out: Map<string, boolean | null>): void {
+  const parts = stdout.split(/^@@sunset-pane (%\d+)@@$/m);
+  for (let i = 1; i + 1 < parts.length; i += 2) out.set(parts[i], draftOnScreen(parts[i + 1]));
+}
+
+/**
+ * The panes and the drafts of the panes given (the ones Claude Code's session files name), in ONE tmux call:
+ * `list-panes -a` and the marked `capture-pane`s of panesDrafts in one command sequence. A pane given that is
+ * gone stops tmux's sequence there, so then the two are read apart (two calls).
+ */
+export async function panesAndDrafts(socket: string | null, paneIds: string[], timeoutMs: number): Promise<{ panes: PanesResult; drafts: Map<string, boolean | null> }> {
+  const ids = [...new Set(paneIds.filter((p) => /^%\d+$/.test(p)))];
+  if (!ids.length) return { panes: await listPanes(socket, timeoutMs), drafts: new Map() };
+  const args: string[] = ['list-panes', '-a', '-F', FORMAT];
+  for (const p of ids) args.push(';', 'display-message', '-p', '-t', p, MARK, ';', 'capture-pane', '-p', '-e', '-t', p);
+  const r = await run(tmuxArgv(socket, ...args), { timeoutMs });
+  if (!r.ok) {
+    const panes = await listPanes(socket, timeoutMs);
+    return { panes, drafts: panes.ok ? await panesDrafts(socket, ids.filter((p) => panes.panes.some((x) => x.paneId === p)), timeoutMs) : new Map() };
+  }
+  const first = r.stdout.search(MARK_LINE);
+  const drafts = new Map<string, boolean | null>();
+  for (const p of ids) drafts.set(p, null);
+  if (first >= 0) readMarked(r.stdout.slice(first), drafts);
+  return { panes: { ok: true, panes: parsePanes(first >= 0 ? r.stdout.slice(0, first) : r.stdout) }, drafts };
 }

@@ -175,7 +175,7 @@ export async function look(deps: PipelineDeps, sessionId: string, notBefore?: nu
   const heard = deps.idle?.noticeAt(sessionId);
   if (heard !== undefined && !(notBefore !== undefined && notBefore > heard)) notBefore = heard;
   const maxAge = notBefore !== undefined && Number.isFinite(notBefore) && notBefore > now - 1000 ? Math.max(0, now - notBefore) : 1000;
-  const snap = await deps.fleet(maxAge);
+  const snap = await deps.fleet(maxAge, { tmux: 'if-needed' });
   return { rosterOk: snap.roster.ok, view: snap.roster.ok ? sessionFor(snap, sessionId) : null };
 }
 

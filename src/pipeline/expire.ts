@@ -22,7 +22,7 @@ export interface ExpireLine {
 
 export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean } = {}): Promise<{ ok: boolean; error?: string; lines: ExpireLine[] }> {
   const dry = opts.dryRun || deps.dryRun;
-  const snap = await deps.fleet(0);
+  const snap = await deps.fleet(0, { tmux: 'if-needed' });
   if (!snap.roster.ok) {
     deps.log.warn({ event: 'expire:roster-failed', error: snap.roster.error }, 'expire scan: roster failed; nothing expires');
     return { ok: false, error: snap.roster.error, lines: [] };

@@ -140,7 +140,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
         const task = read.kind === 'task' ? read.task : await loadTask(deps, taskId);
         if (task?.terminal) await scheduleChain(deps, chainOfTask(deps, task));
         // a lane now waiting on a person: pinned against Claude Code's own reaper at once (it may act in 60 s under low memory)
-        else if (task && config.fleet.pinProtected && config.fleet.claudeDir !== null) await syncPins(deps, await deps.fleet(1000));
+        else if (task && config.fleet.pinProtected && config.fleet.claudeDir !== null) await syncPins(deps, await deps.fleet(1000, { tmux: 'if-needed' }));
       },
     });
     watcher.start();
