@@ -25,7 +25,9 @@ const DEPTH_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'failed'] a
 
 export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>) {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  // the event-loop lag histogram samples once a second, not every 10 ms (prom-client's default): an idle
+  // sunset's loop would otherwise wake 100 times a second for it (docs/benchmarks.md, idle CPU)
+  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1000 });
   const r = [registry];
   const g = {
     rosterOk: new Gauge({ name: 'sunset_roster_ok', help: '1 when the last roster probe answered, else 0', registers: r }),

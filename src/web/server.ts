@@ -58,7 +58,10 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
   const app = Fastify({ logger: false, bodyLimit: 16 * 1024, return503OnClosing: true, forceCloseConnections: true });
   // the configured target (redisUrl, or redisCluster when set): the same Redis the producers use
   const dir = new QueueDirectory(deps.config, Object.values(deps.producers).map((p) => p.name));
-  const metrics = createMetrics(deps, () => dir.refresh(30_000));
+  // made at the first scrape: its process collectors (prom-client's event-loop lag timer wakes the loop every
+  // tick of its precision) cost nothing while no one scrapes
+  let made: ReturnType<typeof createMetrics> | null = null;
+  const metrics = () => (made ??= createMetrics(deps, () => dir.refresh(30_000)));
   const bound = { port: 0 };
 
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
@@ -245,7 +248,7 @@ export async function startWeb(deps: PipelineDeps): Promise<Web> {
 
   // ------------------------------------------------------------------ metrics and the board
 
-  app.get('/metrics', async (_req, reply) => reply.type(metrics.contentType).send(await metrics.collect()));
+  app.get('/metrics', async (_req, reply) => reply.type(metrics().contentType).send(await metrics().collect()));
 
   const closeAlso: Array<() => Promise<void>> = [];
   mountBoardLazily(app, dir, (f) => closeAlso.push(f));
