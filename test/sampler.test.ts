@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { FleetSnapshot, SessionView } from '../src/evidence/fleet.js';
 import { parseConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
+import { waitFor } from '../sim/fleet/fleet.js';
 import {
   appendSample,
   censusOf,
@@ -176,6 +177,37 @@ describe('one sampler per host', () => {
     expect(await s2.tick()).toBeNull();
     await s2.close();
     expect(readSamples(dir)).toHaveLength(1);
+  });
+  it("a census rides on someone else's sweep once sampleEvery has passed; its own sweep only when none came", async () => {
+    const dir = tmp();
+    const every = 400;
+    const cfg = parseConfig({ stateDir: dir, windows: { sampleEvery: every } }, { env: {} });
+    const listeners = new Set<(snap: ReturnType<typeof snapshot>) => void>();
+    let own = 0;
+    const s = startSampler(cfg, {
+      log: silentLogger,
+      gather: async () => (own++, snapshot(FLEET, Date.now())),
+      firstAfter: 60_000,
+      sweeps: (l) => (listeners.add(l), () => listeners.delete(l)),
+    });
+    const sweep = (snap = snapshot(FLEET, Date.now())) => listeners.forEach((l) => l(snap));
+    try {
+      sweep(); // the start's reconcile: the first census rides on it
+      expect(await waitFor(() => readSamples(dir).length === 1, 5000)).toBe(true);
+      sweep(); // too soon after: no census
+      sweep({ ...snapshot(FLEET, Date.now()), overhead: null }); // no memory measured: never taken
+      expect(readSamples(dir)).toHaveLength(1);
+      // nobody sweeps: the sampler's own sweep comes, every + rideWait after the last census
+      expect(await waitFor(() => readSamples(dir).length === 2, 5000)).toBe(true);
+      expect(own).toBe(1);
+      await new Promise((r) => setTimeout(r, every));
+      sweep(); // due: rides
+      expect(await waitFor(() => readSamples(dir).length === 3, 5000)).toBe(true);
+      expect(own).toBe(1);
+    } finally {
+      await s.close();
+    }
+    expect(listeners.size).toBe(0);
   });
   it('sampleEvery 0 starts no timer (a tick by hand still works)', async () => {
     const cfg = parseConfig({ stateDir: tmp(), windows: { sampleEvery: 0 } }, { env: {} });

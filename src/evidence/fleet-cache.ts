@@ -9,7 +9,10 @@ import { gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js'
  * `tmux: 'if-needed'` takes one that read the tmux server only where a verdict could turn on it (the schedule's
  * sweeps: src/evidence/fleet.ts GatherOptions.tmux) — by default every interactive session's pane is read.
  */
-export type FleetSource = (maxAgeMs: number, o?: { roster?: 'cli'; tmux?: 'if-needed' }) => Promise<FleetSnapshot>;
+export type FleetSource = ((maxAgeMs: number, o?: { roster?: 'cli'; tmux?: 'if-needed' }) => Promise<FleetSnapshot>) & {
+  /** Hear of every snapshot this source gathers (the census rides on the reconcile's sweep); returns the unsubscribe. */
+  onSweep?: (listener: (snap: FleetSnapshot) => void) => () => void;
+};
 
 /** What a sweep stood on: a sweep serves a caller when it is at least as strong in both. */
 interface Strength {
@@ -39,6 +42,7 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
     dropTimer.unref();
   };
 
+  const listeners = new Set<(snap: FleetSnapshot) => void>();
   const sweep = (want: Strength): Promise<FleetSnapshot> => {
     const started = Date.now();
     const p = gatherFleet(config, { ...opts(), ...(want.cli ? { roster: 'cli' as const } : {}), tmux: want.tmux ? 'all' : 'if-needed' })
@@ -46,6 +50,13 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
         if (!last || last.started < started) {
           last = { started, cli: snap.rosterFrom === 'cli', tmux: want.tmux, snap };
           forget();
+        }
+        for (const l of listeners) {
+          try {
+            l(snap);
+          } catch {
+            /* a listener's trouble is its own */
+          }
         }
         return snap;
       })
@@ -56,7 +67,7 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
     return p;
   };
 
-  return async (maxAgeMs, o = {}) => {
+  const source: FleetSource = async (maxAgeMs, o = {}) => {
     const want: Strength = { cli: o.roster === 'cli', tmux: o.tmux !== 'if-needed' };
     const horizon = Date.now() - maxAgeMs;
     // a sweep on the CLI's word serves everyone; one on the files serves only those who do not ask for the CLI (and so for tmux)
@@ -74,4 +85,9 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
     next = { ...stronger, p };
     return p;
   };
+  source.onSweep = (listener) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  };
+  return source;
 }

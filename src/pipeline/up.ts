@@ -166,7 +166,8 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     // the fleet census (docs/sampler.md): one sampling process per host, by a lock file in stateDir
     // a dry run writes nothing the real run reads: no census
     if (!deps.dry) {
-      sampler = startSampler(config, { log, now: o.now });
+      // the census rides on the reconcile's sweep where it can (no sweep of its own at rest)
+      sampler = startSampler(config, { log, now: o.now, ...(deps.fleet.onSweep ? { sweeps: deps.fleet.onSweep } : {}) });
       const s = sampler;
       life.add('sampler', () => s.close());
     }

@@ -135,15 +135,31 @@ export interface Sampler {
 }
 
 /**
- * The producers' sampler timer: the first census after min(sampleEvery, 60 s), then every sampleEvery.
- * Only the process holding stateDir/sampler.lock samples. sampleEvery 0 turns it off.
+ * The producers' sampler: the first census after min(sampleEvery, 60 s), then every sampleEvery. Given `sweeps`
+ * (the pipeline's shared fleet source), a census rides on a sweep someone else made — the reconcile's, every
+ * reconcileEvery — once sampleEvery has passed since the last one, and the sampler's own sweep comes only when
+ * none came within RIDE_WAIT of its time: at rest, the reconcile is the only periodic sweep. Only the process
+ * holding stateDir/sampler.lock samples. sampleEvery 0 turns it off.
  */
-export function startSampler(config: Config, o: { log: Logger; now?: () => number; gather?: () => Promise<FleetSnapshot>; firstAfter?: number }): Sampler {
+export function startSampler(
+  config: Config,
+  o: { log: Logger; now?: () => number; gather?: () => Promise<FleetSnapshot>; firstAfter?: number; sweeps?: (listener: (snap: FleetSnapshot) => void) => () => void },
+): Sampler {
   const now = o.now ?? Date.now;
   const every = config.windows.sampleEvery;
+  // how long past its time the census waits for someone else's sweep before it sweeps itself
+  const rideWait = Math.min(60_000, Math.floor(every / 5));
   let closed = false;
   let running: Promise<Sample | null> | null = null;
-  const tick = (): Promise<Sample | null> => {
+  let lastAt = 0;
+  let timer: NodeJS.Timeout | null = null;
+  const plan = (ms: number) => {
+    if (timer) clearTimeout(timer);
+    if (closed || every <= 0) return;
+    timer = setTimeout(() => void take(), ms);
+    timer.unref();
+  };
+  const take = (snap?: FleetSnapshot): Promise<Sample | null> => {
     if (closed) return Promise.resolve(null);
     if (running) return running;
     running = (async () => {
@@ -153,8 +169,9 @@ export function startSampler(config: Config, o: { log: Logger; now?: () => numbe
           return null;
         }
         if (closed) return null;
-        const sample = await takeSample(config, { now, gather: o.gather ? o.gather : () => gatherFleet(config, { now }) });
-        o.log.info({ event: 'sample:taken', live: sample.live, rssBytes: sample.rssBytes, longestSilenceMs: sample.silence.longestMs, exits: sample.exits, asks: sample.asks }, `sample: ${sample.live} live sessions`);
+        const gather = snap ? () => Promise.resolve(snap) : o.gather ? o.gather : () => gatherFleet(config, { now, tmux: 'if-needed' });
+        const sample = await takeSample(config, { now, gather });
+        o.log.info({ event: 'sample:taken', live: sample.live, rssBytes: sample.rssBytes, longestSilenceMs: sample.silence.longestMs, exits: sample.exits, asks: sample.asks, ...(snap ? { rode: true } : {}) }, `sample: ${sample.live} live sessions`);
         pruneHookStates(hooksDir(config), HOOK_STATE_KEEP, now());
         return sample;
       } catch (err: any) {
@@ -162,24 +179,28 @@ export function startSampler(config: Config, o: { log: Logger; now?: () => numbe
         return null;
       } finally {
         running = null;
+        lastAt = now();
+        plan(every + (o.sweeps ? rideWait : 0));
       }
     })();
     return running;
   };
-  let first: NodeJS.Timeout | null = null;
-  let timer: NodeJS.Timeout | null = null;
-  if (every > 0) {
-    first = setTimeout(() => void tick(), o.firstAfter ?? Math.min(every, 60_000));
-    first.unref();
-    timer = setInterval(() => void tick(), every);
-    timer.unref();
-  }
+  const unsubscribe =
+    o.sweeps && every > 0
+      ? o.sweeps((snap) => {
+          // a sweep that measured memory, on a roster that answered, once the census is due (or nearly: within rideWait)
+          if (snap.overhead === null || !snap.roster.ok || running || closed) return;
+          const since = now() - lastAt;
+          if (lastAt === 0 ? since >= 0 : since >= every - rideWait) void take(snap);
+        })
+      : () => undefined;
+  if (every > 0) plan(o.firstAfter ?? Math.min(every, 60_000));
   return {
-    tick,
+    tick: () => take(),
     close: async () => {
       closed = true;
-      if (first) clearTimeout(first);
-      if (timer) clearInterval(timer);
+      unsubscribe();
+      if (timer) clearTimeout(timer);
       releaseSamplerLock(config.stateDir);
     },
   };
