@@ -10,7 +10,7 @@
 //             the 300 finishing over 10 s, once all at once
 //   idle      `node dist/src/cli.js up` (every role, the web on a free port) as a child (compiled JS) on the
 //             census fleet (300 live, 2,000 records, 10,000 tasks; windows of a day, so nothing falls due):
-//             RSS, CPU and roster calls over 60 s (--idle-seconds) once it has settled (first reconcile,
+//             RSS, CPU and roster calls over 600 s (--idle-seconds; two reconcile passes fall in it) once it has settled (first reconcile,
 //             expire scan and census done)
 //
 //   node dist/bench/run.js pipeline [--only=floor,burst,lateness,idle]      (after npm run build)
@@ -546,7 +546,7 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
   const late = o.late ?? 300;
   const trickle = o.trickle ?? 200;
   const idleSize = { live: o.idleSessions ?? 300, records: 2000, tasks: 10_000 };
-  const idleSeconds = o.idleSeconds ?? 60;
+  const idleSeconds = o.idleSeconds ?? 600;
   const trips = o.floorTrips ?? 1000;
   const want = (p: string) => !o.only?.length || o.only.includes(p);
   const figures: Figure[] = [];

@@ -52,6 +52,22 @@ describe('the native chain: a background job Claude Code marks done leaves, with
     expect((await gatherFleet(cfg)).sessions.find((s) => s.sessionId === tasked.sessionId)!.reasons).toEqual(['task-not-terminal']);
   });
 
+  it('a job that settles while sunset runs starts its chain from the job file event, not the next reconcile (an hour away)', async () => {
+    const later = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.setJob(later, { state: 'working', tempo: 'active', inFlight: { tasks: 1, queued: 0 } });
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { reconcileEvery: H, expireEvery: H, expireIdle: 48 * H } }));
+    const running = ctx.sunset;
+    // the start's reconcile pass and the scheduler's first run have looked (and found nothing to do), and set the watches
+    await until('the start reconciles', () => running.events.filter((e) => e.event === 'reconcile:done').length === 2);
+    expect(ctx.fleet.messages(later)).toEqual([]);
+    const passes = running.events.filter((e) => e.event === 'reconcile:done').length;
+    ctx.fleet.setJob(later, settled(0));
+    await until('the settled job left', () => ctx.fleet.ended(later).length > 0);
+    expect(ctx.fleet.messages(later)).toHaveLength(1);
+    expect(running.events.some((e) => e.event === 'jobs-watch:looked' && e.jobs.includes(later.id))).toBe(true);
+    expect(running.events.filter((e) => e.event === 'reconcile:done')).toHaveLength(passes);
+  });
+
   it('a job that ignores claude stop: one ask, three requests, one alarm; fleet.jobChain false turns it off', async () => {
     const stubborn = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     ctx.fleet.setJob(stubborn, settled());

@@ -7,8 +7,7 @@
 import type { Job } from 'bullmq';
 import { readTasks } from '../src/tasks/tasks.js';
 import { endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
-import { chainKey, chainOfTask, loadChain, schedule } from '../src/pipeline/chains.js';
-import { latchJobChain } from '../src/store/job-state.js';
+import { beginJobChains, chainOfTask, schedule } from '../src/pipeline/chains.js';
 import { syncPins } from '../src/pipeline/pins.js';
 import { judge, type Act } from '../src/doctrine/judge.js';
 import type { ChainStep } from '../src/doctrine/chain.js';
@@ -55,20 +54,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
       advanced++;
     }
     // finished Claude Code jobs: a chain begins (its start latched: the grace counts from the job's settling)
-    let jobChains = 0;
-    if (jobs && deps.config.fleet.jobChain && snap.roster.ok) {
-      for (const s of snap.sessions) {
-        const native = s.evidence.native;
-        if (!native || s.id === null || s.live !== true || native.facts.exitedAt || native.facts.gaveUpAt) continue;
-        const ref = { kind: 'job' as const, shortId: s.id, sessionId: s.sessionId, start: String(Math.round(s.procStartMs ?? 0)) };
-        if (native.facts.startedAt) {
-          if (deps.dry) deps.dry.latch(chainKey(ref), { startedAt: native.facts.startedAt });
-          else latchJobChain(deps.config.stateDir, ref, { startedAt: native.facts.startedAt }, deps.config.maxExitRequests);
-        }
-        await schedule(deps, await loadChain(deps, ref));
-        jobChains++;
-      }
-    }
+    const jobChains = jobs && deps.config.fleet.jobChain && snap.roster.ok ? await beginJobChains(deps, snap) : 0;
     // one doctrine for both reapers: the sessions a person is waiting on are pinned against Claude Code's own
     const pins = snap.roster.ok ? await syncPins(deps, snap) : null;
     if (pins && !pins.ok) deps.log.warn({ event: 'pins:failed', error: pins.error }, `pins: ${pins.error}`);

@@ -9,8 +9,8 @@ import { loadConfig } from '../config.js';
 import { EXIT, UsageError, type Command } from './common.js';
 import { writeFileAtomicSync } from '../store/atomic-file.js';
 
-/** What the `sunset` command's shebang gives node (src/cli.ts line 1; test/service.test.ts holds the two together): a small young generation, ~15 MB less RSS. */
-export const NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2'];
+/** What the `sunset` command's shebang gives node (src/cli.ts line 1; test/service.test.ts holds the two together): a small young generation (~15 MB less RSS) and V8 favouring size over speed (~16 MB less at rest). */
+export const NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2', '--optimize-for-size'];
 
 export interface UnitInput {
   node: string;

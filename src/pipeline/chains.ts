@@ -18,7 +18,7 @@ import type { JobRef } from '../../queues/common.js';
 import { endedElsewhere, evidenceOf, exitPriorityNow, latch, look, type PipelineDeps } from './deps.js';
 import type { Wake } from './idle-notices.js';
 import { decided } from './events.js';
-import type { SessionView } from '../evidence/fleet.js';
+import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 
 export type ChainRef = { kind: 'task'; taskId: string } | ({ kind: 'job' } & JobRef);
 
@@ -155,6 +155,28 @@ export async function schedule(deps: PipelineDeps, c: Chain, o: { rssBytes?: num
   else if (j.queue === 'retry') await p.retry.add(j.jobId, j.data as never, { delay });
   else await p.exit.add(j.jobId, j.data as never, { priority: exitPriorityNow(deps, o.rssBytes) });
   return c.step;
+}
+
+/**
+ * Finished Claude Code jobs in this snapshot (an untasked background session whose job settled done): each
+ * chain begins, its start latched (the grace counts from the job's settling), and its next step is scheduled.
+ * `only`: just these short ids (the job watcher's). Returns how many chains were scheduled.
+ */
+export async function beginJobChains(deps: PipelineDeps, snap: FleetSnapshot, only?: ReadonlySet<string>): Promise<number> {
+  let n = 0;
+  for (const s of snap.sessions) {
+    const native = s.evidence.native;
+    if (!native || s.id === null || s.live !== true || native.facts.exitedAt || native.facts.gaveUpAt) continue;
+    if (only && !only.has(s.id)) continue;
+    const ref = { kind: 'job' as const, shortId: s.id, sessionId: s.sessionId, start: String(Math.round(s.procStartMs ?? 0)) };
+    if (native.facts.startedAt) {
+      if (deps.dry) deps.dry.latch(chainKey(ref), { startedAt: native.facts.startedAt });
+      else latchJobChain(deps.config.stateDir, ref, { startedAt: native.facts.startedAt }, deps.config.maxExitRequests);
+    }
+    await schedule(deps, await loadChain(deps, ref));
+    n++;
+  }
+  return n;
 }
 
 /** The job that carries a chain's next step: its queue, id, data and due time (null: no job — ended, or open). */

@@ -1,0 +1,119 @@
+// Claude Code's job files as events (fs.watch, inotify): a live background job's `jobs/<id>/state.json` is
+// rewritten (by rename) whenever its state moves. When one does, the pipeline looks at once — a sweep on Claude
+// Code's files, no roster call — instead of at the next reconcile, minutes away: a job that settled `done` starts
+// its chain (fleet.jobChain), a job now waiting on a person is pinned against Claude Code's own reaper
+// (fleet.pinProtected; under low memory that reaper acts within 60 s). The folders watched follow the sweeps:
+// each live background job's, and `jobs/` itself (a new job's folder). A lost event only delays: reconcile
+// derives the same again.
+import { watch, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from '../log.js';
+import type { FleetSnapshot } from '../evidence/fleet.js';
+
+export interface JobWatchOptions {
+  jobsDir: string;
+  log: Logger;
+  /** What to do once the events of a moment have settled (a files sweep, then the chains and pins). */
+  onChange: (jobIds: string[]) => Promise<void>;
+  debounceMs?: number;
+}
+
+export class JobWatcher {
+  private root: FSWatcher | null = null;
+  private readonly folders = new Map<string, FSWatcher>();
+  private readonly changed = new Set<string>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private closed = false;
+
+  constructor(private readonly o: JobWatchOptions) {}
+
+  start(): void {
+    if (this.closed || this.root) return;
+    try {
+      this.root = watch(this.o.jobsDir, { persistent: false }, (_ev, name) => {
+        // a new job's folder (or one removed): watch it from the next sweep on, and look now
+        // (not the pins file, nor its lock: sunset writes those itself)
+        if (name && !String(name).startsWith('.') && !String(name).startsWith('pins.json')) this.poke(String(name));
+      });
+      this.root.on('error', () => this.drop());
+    } catch {
+      this.root = null; // no jobs folder yet (no background session has run): the next sweep tries again
+    }
+  }
+
+  /** Watch the folders of the live background jobs this sweep saw; stop watching the others. */
+  follow(snap: FleetSnapshot): void {
+    if (this.closed || !snap.roster.ok) return;
+    if (!this.root) this.start();
+    const live = new Set(snap.sessions.filter((s) => s.kind === 'background' && s.id !== null && s.live === true).map((s) => s.id!));
+    for (const [id, w] of this.folders) {
+      if (live.has(id)) continue;
+      w.close();
+      this.folders.delete(id);
+    }
+    for (const id of live) {
+      if (this.folders.has(id) || id.includes('/') || id.startsWith('.')) continue;
+      try {
+        const w = watch(join(this.o.jobsDir, id), { persistent: false }, (_ev, name) => {
+          if (name && String(name).startsWith('state.json')) this.poke(id);
+        });
+        w.on('error', () => {
+          w.close();
+          this.folders.delete(id);
+        });
+        this.folders.set(id, w);
+      } catch {
+        /* its folder is not there (yet): the next sweep tries again */
+      }
+    }
+  }
+
+  /** How many folders are watched (tests, the bench). */
+  get watching(): number {
+    return this.folders.size + (this.root ? 1 : 0);
+  }
+
+  private poke(id: string): void {
+    this.changed.add(id);
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, this.o.debounceMs ?? 250);
+    this.timer.unref();
+  }
+
+  private async flush(): Promise<void> {
+    if (this.closed) return;
+    // one look at a time; events meanwhile wait for the next
+    if (this.running) {
+      await this.running;
+      if (this.changed.size && !this.timer) this.poke([...this.changed][0]);
+      return;
+    }
+    const ids = [...this.changed];
+    this.changed.clear();
+    this.running = this.o
+      .onChange(ids)
+      .catch((err: any) => this.o.log.warn({ event: 'jobs-watch:failed', error: err?.message ?? String(err) }, `a job's change could not be looked at: ${err?.message ?? err}`))
+      .finally(() => {
+        this.running = null;
+      });
+    await this.running;
+  }
+
+  private drop(): void {
+    this.root?.close();
+    this.root = null;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.drop();
+    for (const w of this.folders.values()) w.close();
+    this.folders.clear();
+    await this.running;
+  }
+}
