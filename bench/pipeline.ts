@@ -73,7 +73,7 @@ export const CLI = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'c
 const NOTES = 'Implement the change described in the issue, run the tests, write the close-out. '.repeat(4);
 
 /** Every queue of a host, removed from the shared Redis (schedulers and jobs included), then checked. */
-async function obliterateHost(config: Config): Promise<void> {
+export async function obliterateHost(config: Config): Promise<void> {
   const producers = createProducers(config, redisOptions(config.redisUrl));
   try {
     for (const p of Object.values(producers)) {
@@ -209,6 +209,7 @@ async function fsFloor(n: number) {
     const cb = <T>(f: (done: (err: Error | null, v?: T) => void) => void) => new Promise<T>((res, rej) => f((err, v) => (err ? rej(err) : res(v as T))));
     const c0 = process.cpuUsage();
     const t0 = performance.now();
+    const done: number[] = []; // each latch's finish, from the start: the floor's latency, as the burst's is measured
     let next = 0;
     await Promise.all(
       Array.from({ length: 32 }, async () => {
@@ -229,12 +230,13 @@ async function fsFloor(n: number) {
           await cb<void>((d) => fsFsync(dfd, d));
           closeSync(dfd);
           unlinkSync(lock);
+          done.push(performance.now() - t0);
         }
       }),
     );
     const wall = performance.now() - t0;
     const c = process.cpuUsage(c0);
-    return { rate: (n * 1000) / wall, userMs: c.user / 1000 / n, sysMs: c.system / 1000 / n };
+    return { rate: (n * 1000) / wall, p50: median(done), p99: quantile(done, 0.99), userMs: c.user / 1000 / n, sysMs: c.system / 1000 / n };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -576,17 +578,19 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
       const fsf = await fsFloor(n);
       console.log(
         `file system floor: ${n} plain durable latches (lock create + unlink, read, temp write + fsync, rename, dir fsync), 32 at a time: ` +
-          `${Math.round(fsf.rate)}/s; CPU ${ms(fsf.userMs)} ms user + ${ms(fsf.sysMs)} ms system each [load ${load()}]`,
+          `${Math.round(fsf.rate)}/s, p50 ${ms(fsf.p50)} ms, p99 ${ms(fsf.p99)} ms; CPU ${ms(fsf.userMs)} ms user + ${ms(fsf.sysMs)} ms system each [load ${load()}]`,
       );
       const b = await burstBench(n, trickle, cleanup);
       await cleanup.run();
+      // issue 15: p99 within twice the larger floor of the same run (BullMQ's burst, or the file system's latches)
+      const floorP99 = Math.max(floor.burstP99, fsf.p99);
       out({
         bench: 'pipeline',
         name: `burst of ${n}: write → released on disk`,
         value: `p50 ${ms(b.p50)} ms, p99 ${ms(b.p99)} ms`,
-        floor: `BullMQ burst p99 ${ms(floor.burstP99)} ms`,
-        target: 'p99 < 250 ms',
-        pass: b.p99 < 250,
+        floor: `BullMQ burst p99 ${ms(floor.burstP99)} ms; ${n} plain durable latches p99 ${ms(fsf.p99)} ms`,
+        target: `p99 ≤ 2 × ${ms(floorP99)} ms`,
+        pass: b.p99 <= 2 * floorP99,
       });
       console.log(
         `  (from the releasedAt field: p50 ${ms(b.fieldP50)} ms, p99 ${ms(b.fieldP99)} ms; the ${n} renames took ${b.burstWriteMs} ms; ` +

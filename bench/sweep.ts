@@ -4,7 +4,8 @@
 //
 //   node dist/bench/run.js sweep          (after npm run build)
 //
-// Target: median sweep ≤ 1 s and ≤ 3× the floor; exactly 2 child processes per sweep (roster + tmux).
+// Target: median sweep ≤ 1 s and ≤ 3× the floor; at most 2 child processes per sweep (the roster, and one tmux
+// call where an interactive session runs: the census fleet has none).
 import { mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { randomUUID } from 'node:crypto';
@@ -291,7 +292,8 @@ export async function benchSweep(opts: SweepOptions = {}): Promise<Figure[]> {
         target: '≤ 1000 ms and ≤ 3× floor',
         pass: med <= 1000 && ratio <= 3,
       },
-      { bench: 'sweep', name: 'children per sweep', value: String(kids), target: '2 (roster + tmux)', pass: children.every((c) => c === 2) },
+      // the census fleet's sessions are all background: tmux is not asked (it is only where an interactive session runs)
+      { bench: 'sweep', name: 'children per sweep', value: String(kids), target: '≤ 2 (roster; tmux where an interactive session runs)', pass: children.every((c) => c >= 1 && c <= 2) },
     ];
     return figures;
   } finally {

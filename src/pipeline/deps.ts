@@ -158,9 +158,24 @@ export function exitPriorityNow(deps: PipelineDeps, rssBytes: number | null | un
   return exitPriority(rssBytes, underPressure(floor));
 }
 
+/** Each snapshot's rows by sessionId and by short id, made once (a reconcile pass looks up every chain's session). */
+const rowIndex = new WeakMap<FleetSnapshot, Map<string, SessionView[]>>();
+
 /** The session a task names, from a snapshot: the live row first, then any row. */
 export function sessionFor(snap: FleetSnapshot, sessionId: string): SessionView | null {
-  const rows = snap.sessions.filter((s) => s.sessionId === sessionId || s.id === sessionId);
+  let index = rowIndex.get(snap);
+  if (!index) {
+    index = new Map();
+    for (const s of snap.sessions) {
+      for (const k of s.id !== null && s.id !== s.sessionId ? [s.sessionId, s.id] : [s.sessionId]) {
+        const list = index.get(k);
+        if (list) list.push(s);
+        else index.set(k, [s]);
+      }
+    }
+    rowIndex.set(snap, index);
+  }
+  const rows = index.get(sessionId) ?? [];
   return rows.find((s) => s.live !== false && s.verdict !== 'record') ?? rows.find((s) => s.verdict === 'gone') ?? rows[0] ?? null;
 }
 
