@@ -2,9 +2,8 @@
 // reader of it (the sampler's counts, /metrics, the tests and the chaos suite read it through here). Decisions
 // are named as in the log (src/pipeline/events.ts); files written before that used older names, which the
 // reader maps to the new ones, so an old audit still counts.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { join } from 'node:path';
-import { appendJsonLine } from './state-files.js';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 export interface AuditEntry {
   event: string;
@@ -20,8 +19,40 @@ export const auditFile = (stateDir: string) => join(stateDir, 'audit.jsonl');
 /** A dry run's audit: beside the real one, never in it (the decisions page and /metrics read the real one). */
 export const dryRunAuditFile = (stateDir: string) => join(stateDir, 'dry-run.audit.jsonl');
 
+/**
+ * Appends go through one open file (O_APPEND), kept for a second after it was opened: a burst of decisions costs
+ * a stat and a write each, not a mkdir, an open, a write and a close. A file moved or removed meanwhile (a
+ * rotation) is seen by the stat, and the next line opens the new one.
+ */
 export function fileAudit(stateDir: string, now: () => number = Date.now, file = auditFile(stateDir)): Audit {
-  return (e) => appendJsonLine(file, { at: new Date(now()).toISOString(), ...e });
+  let fd: number | null = null;
+  let ino = -1;
+  let timer: NodeJS.Timeout | null = null;
+  const close = () => {
+    if (fd === null) return;
+    try {
+      closeSync(fd);
+    } catch {
+      /* closed already */
+    }
+    fd = null;
+  };
+  return (e) => {
+    const line = Buffer.from(JSON.stringify({ at: new Date(now()).toISOString(), ...e }) + '\n', 'utf8');
+    if (fd !== null && statSync(file, { throwIfNoEntry: false })?.ino !== ino) close();
+    if (fd === null) {
+      mkdirSync(dirname(file), { recursive: true });
+      fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o666);
+      ino = fstatSync(fd).ino;
+      timer = setTimeout(() => {
+        timer = null;
+        close();
+      }, 1000);
+      timer.unref();
+    }
+    let off = 0;
+    while (off < line.length) off += writeSync(fd, line, off, line.length - off);
+  };
 }
 
 /** Older names of the same decisions (before one vocabulary): read as the new ones. */

@@ -46,6 +46,31 @@ function releaser(path: string, ino: number): Release {
   };
 }
 
+/**
+ * acquireLock's: the owner line written and the lock file unlinked on the thread pool (a write into a new file,
+ * and an unlink, wait on ext4's journal under a burst of latches: time the event loop would spend blocked).
+ */
+async function writeOwnerAsync(fd: number, owner: LockOptions['owner']): Promise<number> {
+  try {
+    const line = typeof owner === 'function' ? owner() : owner;
+    const buf = Buffer.from(line.endsWith('\n') ? line : `${line}\n`);
+    await new Promise<void>((resolve, reject) => fs.write(fd, buf, 0, buf.length, null, (err) => (err ? reject(err) : resolve())));
+    return fs.fstatSync(fd).ino;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+function asyncReleaser(path: string, ino: number): () => Promise<void> {
+  return async () => {
+    const st = fs.statSync(path, { throwIfNoEntry: false });
+    if (!st || st.ino !== ino) return;
+    await fs.promises.unlink(path).catch((e) => {
+      if (errCode(e) !== 'ENOENT') throw e;
+    });
+  };
+}
+
 /** The lock file holds no lock of ours yet: create it and say who holds it. */
 function writeOwner(fd: number, owner: LockOptions['owner']): number {
   try {
@@ -82,7 +107,7 @@ function breakIfStale(path: string, o: LockOptions): boolean {
  * holder is gone (`stale`) is broken. Resolves with its release.
  * @throws LockBusyError when another holder kept it for longer than waitMs.
  */
-export async function acquireLock(path: string, waitMs: number, o: LockOptions): Promise<Release> {
+export async function acquireLock(path: string, waitMs: number, o: LockOptions): Promise<() => Promise<void>> {
   const deadline = Date.now() + waitMs;
   for (;;) {
     let fd: number | null = null;
@@ -91,7 +116,7 @@ export async function acquireLock(path: string, waitMs: number, o: LockOptions):
     } catch (e) {
       if (errCode(e) !== 'EEXIST') throw e;
     }
-    if (fd !== null) return releaser(path, writeOwner(fd, o.owner));
+    if (fd !== null) return asyncReleaser(path, await writeOwnerAsync(fd, o.owner));
     if (breakIfStale(path, o)) continue;
     if (Date.now() > deadline) throw new LockBusyError(`locked by another writer: ${path} was held for over ${waitMs} ms`, path);
     await new Promise((resolve) => setTimeout(resolve, 0.2 + Math.random() * 1.5));

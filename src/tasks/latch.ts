@@ -89,7 +89,7 @@ export function lockFileFor(dir: string, id: string): string {
 }
 
 /** Takes the task's lock file, waiting for another holder; one older than LOCK_STALE_MS is broken. Resolves with its release. */
-async function lockTask(dir: string, id: string, waitMs: number): Promise<() => void> {
+async function lockTask(dir: string, id: string, waitMs: number): Promise<() => Promise<void>> {
   const owner = () => JSON.stringify({ by: 'sunset', pid: process.pid, host: hostname(), at: new Date().toISOString() });
   try {
     return await acquireLock(lockFileFor(dir, id), waitMs, { owner, staleMs: LOCK_STALE_MS });
@@ -206,7 +206,7 @@ async function latchOnce(
       return { changed: true, task: (written as { task: Task }).task, applied };
     }
   } finally {
-    release();
+    await release();
   }
   throw new TaskBusyError(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`, file);
 }
