@@ -275,3 +275,18 @@ describe('samplesChartSvg', () => {
     expect(svg.match(/<circle /g)!.length).toBeGreaterThanOrEqual(5);
   });
 });
+
+describe('the audit file', () => {
+  it('appends every line through one open file; a rotation (the file moved away) is followed by a new file', async () => {
+    const { fileAudit, auditFile, readAudit } = await import('../src/store/audit.js');
+    const dir = tmp();
+    const audit = fileAudit(dir);
+    for (let i = 0; i < 50; i++) audit({ event: 'test:line', taskId: `t${i}` });
+    expect(readAudit(dir).map((e) => e.taskId)).toEqual(Array.from({ length: 50 }, (_, i) => `t${i}`));
+    const { renameSync } = await import('node:fs');
+    renameSync(auditFile(dir), join(dir, 'audit.jsonl.1'));
+    audit({ event: 'test:line', taskId: 'after' });
+    expect(readAudit(dir).map((e) => e.taskId)).toEqual(['after']);
+    expect(readFileSync(join(dir, 'audit.jsonl.1'), 'utf8').trim().split('\n')).toHaveLength(50);
+  });
+});
