@@ -16,11 +16,6 @@ export function findPane(panes: Pane[], procs: ProcTable, pid: number): Pane | n
 const listings = new Map<string, { mtimeMs: number; ctimeMs: number; names: string[] }>();
 const LISTING_SETTLE_MS = 2000;
 
-/** Forget the kept listings. */
-export function clearListings(): void {
-  listings.clear();
-}
-
 /**
  * sessionId → newest transcript, from one readdir of projectsDir and a stat of each project folder (its listing
  * is read again only when the folder changed). Only the transcripts of `wanted` sessions are stat'ed, when given:

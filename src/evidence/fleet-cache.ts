@@ -2,7 +2,7 @@
 // callers that accept evidence up to `maxAgeMs` old share the last snapshot or the sweep in flight; a
 // caller that needs fresher evidence waits for the next sweep, which every such caller shares.
 import type { Config } from '../config.js';
-import { forgetSweepCaches, gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js';
+import { gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js';
 
 /**
  * A snapshot at most maxAgeMs old; `roster: 'cli'` asks for one that stands on the CLI's own word (not its files);
@@ -23,8 +23,7 @@ const covers = (have: Strength, want: Strength) => (have.cli || !want.cli) && (h
 
 /** How long the last snapshot is kept: longer than any caller's maxAgeMs (the web's 2 s is the longest). */
 const KEEP_MS = 10_000;
-/** With no sweep for this long, sunset is at rest (the next is the reconcile's, minutes away): the sweeps' caches go. */
-const REST_MS = 60_000;
+
 
 export function fleetCache(config: Config, opts: () => GatherOptions = () => ({})): FleetSource {
   type Sweep = Strength & { started: number; p: Promise<FleetSnapshot> };
@@ -35,19 +34,13 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
   // no caller takes evidence older than a few seconds: a snapshot of a big fleet (every row, every task) is not
   // kept past that, so that sunset at rest holds none of it (docs/benchmarks.md, idle RSS)
   let dropTimer: NodeJS.Timeout | null = null;
-  let restTimer: NodeJS.Timeout | null = null;
   const forget = () => {
     if (dropTimer) clearTimeout(dropTimer);
-    if (restTimer) clearTimeout(restTimer);
     const kept = last;
     dropTimer = setTimeout(() => {
       if (last === kept) last = null;
     }, KEEP_MS);
     dropTimer.unref();
-    restTimer = setTimeout(() => {
-      if (!inflight) forgetSweepCaches();
-    }, REST_MS);
-    restTimer.unref();
   };
 
   const listeners = new Set<(snap: FleetSnapshot) => void>();

@@ -3,22 +3,22 @@
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import { labelOf, readRoster, type RosterRow } from './roster.js';
-import { attachedTo, claudeNames, clearProcCaches, findClients, isInTree, liveness, pidsRss, readProcTable, type ProcTable } from './proc.js';
+import { attachedTo, claudeNames, findClients, isInTree, liveness, pidsRss, readProcTable, type ProcTable } from './proc.js';
 import { readSessionFiles, type SessionFile } from './sessions.js';
 import { chooseRoster } from './file-roster.js';
 import { claudeReaperEta, type ReaperEta } from './claude-reaper.js';
 import { memAvailable } from './meminfo.js';
-import { clearFileCache, pruneFileCache } from './file-cache.js';
+import { pruneFileCache } from './file-cache.js';
 import { jobChainReader, jobKey } from '../store/job-state.js';
 import { readMade } from '../store/pins-made.js';
 import { expireKey } from '../store/expire-state.js';
 import type { DryRunLatches } from '../pipeline/dry-run.js';
 import { fleetOverhead, readJobState, readPins, sessionPids, type Overhead } from './claude-code.js';
 import { panesAndDrafts, panesDrafts, type Pane } from './tmux.js';
-import { clearListings, findPane, inboxReader, indexTranscripts } from './files.js';
+import { findPane, inboxReader, indexTranscripts } from './files.js';
 export { ASK_FILE_PREFIX, findPane, inboxPending } from './files.js';
 export { sessionJson, snapshotJson } from './fleet-json.js';
-import { clearTaskCache, readTasks, type Task, type InvalidTask } from '../tasks/tasks.js';
+import { readTasks, type Task, type InvalidTask } from '../tasks/tasks.js';
 import { hookFacts, hooksDir } from './hooks.js';
 import { readExit } from '../store/ledger.js';
 import { jobExitId, requestExitId } from '../../queues/session-exit.js';
@@ -80,17 +80,6 @@ export interface GatherOptions {
 }
 
 /** A tasks folder that does not exist is no tasks (DESIGN §3), and a person should hear it: a typo looks the same. */
-/**
- * Forget what sweeps keep to be cheap the next time (task files, Claude Code's files, argv, listings): a process
- * at rest, whose next sweep is minutes away, holds none of it (the census fleet's 10,000 tasks are megabytes).
- */
-export function forgetSweepCaches(): void {
-  clearTaskCache();
-  clearFileCache();
-  clearProcCaches();
-  clearListings();
-}
-
 export function missingTasksDir(dir: string): string {
   return `the tasks folder ${dir} does not exist: no session has a task, so every live one is judged as untasked (expire after windows.expireIdle) — check fleet.tasksDir`;
 }

@@ -68,12 +68,6 @@ export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | n
 const argvCache = new Map<string, { key: string; argv: string[] }>();
 const ARGV_SETTLE_MS = 10_000;
 
-/** Forget the kept argv and homes (a process at rest keeps no more than it needs: fleet-cache.ts). */
-export function clearProcCaches(): void {
-  argvCache.clear();
-  homeCache.clear();
-}
-
 function readProc(procRoot: string, pid: number, kept?: Map<string, { key: string; argv: string[] }>): ProcInfo | null {
   try {
     const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
