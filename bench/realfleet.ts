@@ -2,7 +2,9 @@
 // tmux socket and stand-in Messages API; sim/real/real-fleet.ts), half background, half interactive, each
 // with a Driver task. Its own redis-server on a free port (never the shared one). Three figures:
 //
-//   sweep   one sweep's cost (gatherFleet, every probe and verdict) standing on Claude Code's own files, and
+//   sweep   one sweep's cost (gatherFleet, every probe and verdict), measured in a process of its own run as sunset
+//           runs (bench/sweep-child.ts): the schedule's (Claude Code's own files; tmux only where a verdict could turn
+//           on it), a person's (every pane read), and
 //           one that calls `claude agents --json --all`: wall, CPU (own, children), child processes, roster
 //           calls — against the files-only floor: a plain read of the files that call reads, and of
 //           /proc/<pid>/stat for each session (what liveness costs).  Target: ≤ 5 ms CPU of its own with no CLI call.
@@ -14,10 +16,9 @@
 //   npm run bench -- realfleet [--sessions=12] [--real-idle-seconds=300]
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseConfig, type Config } from '../src/config.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
-import { childCount } from '../src/run.js';
 import { freePortNear, startPrivateRedis } from '../src/private-redis.js';
 import { createProducers } from '../src/pipeline/deps.js';
 import { redisOptions } from '../src/redis.js';
@@ -37,8 +38,6 @@ export interface RealFleetOptions {
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
 const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
 
-/** CPU ms of this process's reaped children so far (/proc/self/stat cutime + cstime, 10 ms ticks). */
-const childrenCpuMs = (): number => procSample(process.pid).childTicks * 10;
 
 function callsIn(file: string): number {
   try {
@@ -87,16 +86,35 @@ function filesFloor(claudeDir: string): void {
 /** pipeline: the schedule's sweep (Claude Code's files; tmux only where a verdict could turn on it); person: what `sunset verdict` and an exit read (every pane); cli: the CLI's roster. */
 type SweepKind = 'pipeline' | 'person' | 'cli';
 
-async function sweepCost(config: Config, kind: SweepKind, callsLog: string) {
-  const calls0 = callsIn(callsLog);
-  const children0 = childCount();
-  const kids0 = childrenCpuMs();
-  const c0 = process.cpuUsage();
-  const t0 = performance.now();
-  const snap = await gatherFleet(config, kind === 'cli' ? { roster: 'cli' } : { roster: 'files', tmux: kind === 'pipeline' ? 'if-needed' : 'all' });
-  const wall = performance.now() - t0;
-  const own = cpuMs(process.cpuUsage(c0));
-  return { wall, own, kids: childrenCpuMs() - kids0, children: childCount() - children0, calls: callsIn(callsLog) - calls0, rosterFrom: snap.rosterFrom, rows: snap.sessions.length };
+interface SweepRun {
+  wall: number;
+  own: number;
+  kids: number;
+  children: number;
+  calls: number;
+  rosterFrom: 'cli' | 'files';
+  rows: number;
+}
+
+/** `runs` sweeps of a kind, measured in a process of their own run with sunset's node options (bench/sweep-child.ts). */
+function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: string): Promise<SweepRun[]> {
+  const script = join(dirname(CLI), '..', 'bench', 'sweep-child.js');
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [...shebangFlags(CLI), script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      if (code !== 0) return reject(new Error(`realfleet bench: the sweep child exited ${code}: ${err}`));
+      try {
+        resolve(JSON.parse(out.trim().split('\n').pop()!) as SweepRun[]);
+      } catch (e) {
+        reject(new Error(`realfleet bench: the sweep child printed no figures: ${out.slice(-500)} ${err}`));
+      }
+    });
+  });
 }
 
 export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]> {
@@ -149,19 +167,21 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     });
     const config = parseConfig(raw({}), { env: {} });
 
-    // ---- sweep: the pipeline's, a person's and the CLI's, interleaved with the floor, after a warm-up of each
+    // ---- sweep: the pipeline's, a person's and the CLI's, each in a process run as sunset runs; the floor here
+    const sweepFile = join(fleet.root, 'sunset-sweep.json');
+    writeFileSync(sweepFile, JSON.stringify(raw({})));
     const kinds: SweepKind[] = ['pipeline', 'person', 'cli'];
-    for (const k of kinds) await sweepCost(config, k, callsLog);
-    const got: Record<SweepKind, Awaited<ReturnType<typeof sweepCost>>[]> = { pipeline: [], person: [], cli: [] };
+    const got = {} as Record<SweepKind, SweepRun[]>;
+    for (const k of kinds) got[k] = await sweepCost(sweepFile, k, runs, callsLog);
     const floorCpu: number[] = [];
     const floorWall: number[] = [];
+    filesFloor(fleet.claudeDir);
     for (let r = 0; r < runs; r++) {
       const c0 = process.cpuUsage();
       const t0 = performance.now();
       filesFloor(fleet.claudeDir);
       floorWall.push(performance.now() - t0);
       floorCpu.push(cpuMs(process.cpuUsage(c0)));
-      for (const k of kinds) got[k].push(await sweepCost(config, k, callsLog));
     }
     const med = (xs: number[]) => median(xs);
     const said = (xs: typeof got.cli, calls: string) =>

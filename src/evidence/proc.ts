@@ -1,6 +1,6 @@
 // /proc, read once per sweep: every process's parent, state, start time and argv. No child processes.
 import { readdir } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { basename } from 'node:path';
 
 export interface ProcInfo {
@@ -68,12 +68,54 @@ export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | n
 const argvCache = new Map<string, { key: string; argv: string[] }>();
 const ARGV_SETTLE_MS = 10_000;
 
-function readProc(procRoot: string, pid: number, kept?: Map<string, { key: string; argv: string[] }>): ProcInfo | null {
+/** One small /proc file whole, through one buffer (an open, a read, a close: no fstat, no buffer per file). */
+const small = Buffer.allocUnsafe(4096);
+function readSmall(path: string): string {
+  const fd = openSync(path, 'r');
   try {
-    const stat = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
+    const n = readSync(fd, small, 0, small.length, 0);
+    // a stat line is far shorter than the buffer: a full read is a longer file, read the plain way
+    return n < small.length ? small.toString('utf8', 0, n) : readFileSync(path, 'utf8');
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** PF_KTHREAD in stat's flags (field 9): a kernel thread, whatever its pid and parent (a container's pid 2 is no kthreadd). */
+const PF_KTHREAD = 0x00200000;
+function isKernelThread(stat: string): boolean {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 8);
+  const flags = Number(f[6]);
+  return Number.isFinite(flags) && (flags & PF_KTHREAD) !== 0;
+}
+
+/**
+ * Kernel threads (PF_KTHREAD), by /proc/<pid>: half of a small box's processes, and never part of a
+ * fleet. Kept while the /proc/<pid> folder's ctime stays (a pid reused is a new folder), so a sweep need not read
+ * their stat again.
+ */
+const kthreads = new Map<string, { ctimeMs: number; info: ProcInfo }>();
+
+function readProc(procRoot: string, pid: number, kept?: Map<string, { key: string; argv: string[] }>, kept2?: Map<string, { ctimeMs: number; info: ProcInfo }>): ProcInfo | null {
+  const at = `${procRoot}/${pid}`;
+  const k = kthreads.get(at);
+  if (k) {
+    const st = statSync(at, { throwIfNoEntry: false });
+    if (st && st.ctimeMs === k.ctimeMs) {
+      kept2?.set(at, k);
+      return k.info;
+    }
+  }
+  try {
+    const stat = readSmall(`${at}/stat`);
     const s = parseStat(pid, stat);
     if (!s) return null;
-    const at = `${procRoot}/${pid}`;
+    if (isKernelThread(stat) && kept2) {
+      const st = statSync(at, { throwIfNoEntry: false });
+      const info = { ...s, argv: [] };
+      if (st) kept2.set(at, { ctimeMs: st.ctimeMs, info });
+      return info;
+    }
     const key = `${s.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
     const hit = argvCache.get(at);
     if (hit && hit.key === key) {
@@ -82,7 +124,7 @@ function readProc(procRoot: string, pid: number, kept?: Map<string, { key: strin
     }
     let cmd: Buffer;
     try {
-      cmd = readFileSync(`${procRoot}/${pid}/cmdline`);
+      cmd = readFileSync(`${at}/cmdline`);
     } catch {
       cmd = Buffer.alloc(0);
     }
@@ -107,14 +149,17 @@ export async function readProcTable(procRoot = '/proc'): Promise<ProcTable> {
   const procs = new Map<number, ProcInfo>();
   const children = new Map<number, number[]>();
   const kept = new Map<string, { key: string; argv: string[] }>();
+  const keptK = new Map<string, { ctimeMs: number; info: ProcInfo }>();
   for (let i = 0; i < pids.length; i++) {
     if (i > 0 && i % PROC_BATCH === 0) await yieldNow();
-    const p = readProc(procRoot, pids[i], kept);
+    const p = readProc(procRoot, pids[i], kept, keptK);
     if (p) procs.set(p.pid, p);
   }
   // only the processes this read saw (another procRoot's entries too: tests read fake /proc folders, one at a time)
   argvCache.clear();
   for (const [k, v] of kept) argvCache.set(k, v);
+  kthreads.clear();
+  for (const [k, v] of keptK) kthreads.set(k, v);
   for (const p of procs.values()) {
     const list = children.get(p.ppid);
     if (list) list.push(p.pid);

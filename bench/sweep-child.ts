@@ -1,0 +1,45 @@
+// The real-fleet bench's sweeps, measured in a process of their own run as `sunset` runs (its shebang's node
+// options, nothing else loaded): what one sweep costs sunset, not the bench's harness (a process holding a
+// whole fleet's handles and a Messages API, whose garbage collections would land in the figure).
+//
+//   node <sunset's node options> dist/bench/sweep-child.js <config.json> <pipeline|person|cli> <runs> <calls.log>
+//
+// Prints one JSON line: each run's { wall, own, kids, children, calls, rosterFrom, rows }.
+import { readFileSync } from 'node:fs';
+import { parseConfig } from '../src/config.js';
+import { gatherFleet } from '../src/evidence/fleet.js';
+import { childCount } from '../src/run.js';
+
+const [file, kind, runsArg, callsLog] = process.argv.slice(2);
+const config = parseConfig(JSON.parse(readFileSync(file, 'utf8')), { env: {} });
+const runs = Number(runsArg) || 7;
+
+const calls = (): number => {
+  try {
+    return readFileSync(callsLog, 'utf8').split('\n').filter(Boolean).length;
+  } catch {
+    return 0;
+  }
+};
+/** CPU ms of this process's reaped children (/proc/self/stat cutime + cstime, 10 ms ticks). */
+const kidsMs = (): number => {
+  const f = readFileSync('/proc/self/stat', 'utf8');
+  const x = f.slice(f.lastIndexOf(')') + 2).split(' ');
+  return (Number(x[13]) + Number(x[14])) * 10;
+};
+
+const sweep = () => gatherFleet(config, kind === 'cli' ? { roster: 'cli' } : { roster: 'files', tmux: kind === 'pipeline' ? 'if-needed' : 'all' });
+await sweep(); // warm-up: the first sweep reads everything its caches then keep
+const out = [];
+for (let r = 0; r < runs; r++) {
+  const calls0 = calls();
+  const children0 = childCount();
+  const kids0 = kidsMs();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  const snap = await sweep();
+  const wall = performance.now() - t0;
+  const u = process.cpuUsage(c0);
+  out.push({ wall, own: (u.user + u.system) / 1000, kids: kidsMs() - kids0, children: childCount() - children0, calls: calls() - calls0, rosterFrom: snap.rosterFrom, rows: snap.sessions.length });
+}
+console.log(JSON.stringify(out));
