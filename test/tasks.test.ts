@@ -163,11 +163,14 @@ describe('readTasks cache (unchanged files are not read again)', () => {
   });
 
   it('a settled, unchanged file is served again; every kind of change is read', async () => {
-    const file = putTask({ id: 'k', state: 'done', sessionId: 's-1' });
+    const file = putTask({ id: 'k', state: 'done', sessionId: 's-1', notes: 'a Driver’s prose' });
     const old = new Date(at(30)); // a whole second: utimes can put it back exactly
     fs.utimesSync(file, old, old);
     await tick();
+    const read = await sessionOf('k', 0); // read, and kept (its prose left out: only the fields sunset reads)
+    expect(read?.raw.notes).toBe('a Driver’s prose');
     const first = await sessionOf('k', 0);
+    expect(first).toEqual({ ...read, raw: { id: 'k', state: 'done', sessionId: 's-1' } });
     expect(await sessionOf('k', 0)).toBe(first); // the very object: not read again
 
     // in place, same size, then its mtime put back: only ctime tells, and it is in the key
@@ -176,9 +179,10 @@ describe('readTasks cache (unchanged files are not read again)', () => {
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('s-1', 's-2'));
     fs.utimesSync(file, old, old);
     expect([fs.statSync(file).size, fs.statSync(file).mtimeMs, fs.statSync(file).ino]).toEqual([size, old.getTime(), ino]);
+    expect((await sessionOf('k', 0))?.sessionId).toBe('s-2'); // read again, and kept
+    await tick();
     const second = await sessionOf('k', 0);
     expect(second?.sessionId).toBe('s-2');
-    await tick();
     expect(await sessionOf('k', 0)).toBe(second);
 
     // by rename, same size and the same mtime: a new inode

@@ -24,7 +24,6 @@ const covers = (have: Strength, want: Strength) => (have.cli || !want.cli) && (h
 /** How long the last snapshot is kept: longer than any caller's maxAgeMs (the web's 2 s is the longest). */
 const KEEP_MS = 10_000;
 
-
 export function fleetCache(config: Config, opts: () => GatherOptions = () => ({})): FleetSource {
   type Sweep = Strength & { started: number; p: Promise<FleetSnapshot> };
   let last: (Strength & { started: number; snap: FleetSnapshot }) | null = null;

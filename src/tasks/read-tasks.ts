@@ -113,6 +113,19 @@ interface CachedTask {
   task: Task;
 }
 
+/**
+ * The fields of a task file sunset reads (its own, the state, the sessions, the times that order and date it);
+ * a kept task's `raw` holds only these. A file's prose (notes, titles, a Driver's own fields) is most of its
+ * bytes: 10,000 tasks kept whole held ~20 MB of a resting sunset. Whoever writes reads the file again (the latch).
+ */
+const KEPT_FIELDS = ['id', 'state', 'sessionId', 'driverSessionId', 'operatorSessionId', 'watcher', 'exitRequests', 'exitRequestedAt', 'releasedAt', 'exitAskedAt', 'exitedAt', 'exitGaveUpAt', 'stateChangedAt', 'awaitingHumanSince', 'completedAt', 'updatedAt', 'createdAt'] as const;
+
+function lean(task: Task): Task {
+  const raw: Record<string, unknown> = {};
+  for (const k of KEPT_FIELDS) if (Object.hasOwn(task.raw, k)) raw[k] = task.raw[k];
+  return { ...task, raw };
+}
+
 /** Per tasks folder, per file name: the last sweep's kept files (only those it saw: a gone file's entry goes). */
 const taskCache = new Map<string, Map<string, CachedTask>>();
 /** A process reads one tasks folder (tests, a few): the least recently swept beyond this are dropped. */
@@ -175,7 +188,7 @@ export async function readTasks(dir: string, opts: ReadTasksOptions = {}): Promi
     const before = Date.now(); // taken before the read's fstat: "settled" errs towards reading again
     const { judged, key } = readOneKeyed(file);
     results[i] = judged;
-    if (key && judged !== 'missing' && judged.kind === 'task' && before - Math.max(key.ctimeMs, key.mtimeMs) >= settleMs) kept.set(name, { key, task: judged.task });
+    if (key && judged !== 'missing' && judged.kind === 'task' && before - Math.max(key.ctimeMs, key.mtimeMs) >= settleMs) kept.set(name, { key, task: lean(judged.task) });
   }
   // only what this sweep saw, so a deleted file's entry goes with it; the most recent folder last
   taskCache.delete(dir);

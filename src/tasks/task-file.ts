@@ -41,7 +41,10 @@ export interface Task extends TaskFacts {
   orderKey: number;
   file: string;
   mtimeMs: number;
-  /** The whole parsed object, unknown fields included. */
+  /**
+   * The whole parsed object, unknown fields included — when the file was read for this call. A task readTasks
+   * serves from its cache (an unchanged file) keeps only the fields sunset reads (read-tasks.ts KEPT_FIELDS).
+   */
   raw: Record<string, unknown>;
 }
 
