@@ -8,7 +8,7 @@ import type { Logger } from '../log.js';
 import type { Audit } from '../store/audit.js';
 import { TaskWatcher } from '../tasks/watcher.js';
 import { missingTasksDir } from '../evidence/fleet.js';
-import { versionNote } from '../evidence/claude-code.js';
+import { readJobState, versionNote } from '../evidence/claude-code.js';
 import { closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './deps.js';
 import { beginJobChains, chainOfTask, schedule as scheduleChain } from './chains.js';
 import { JobWatcher } from './job-watch.js';
@@ -169,10 +169,23 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     // now (a files sweep, no roster call) rather than at the next reconcile (src/pipeline/job-watch.ts)
     const f = config.fleet;
     if (f.claudeDir !== null && (f.jobChain || f.pinProtected) && deps.fleet.onSweep) {
+      const claudeDir = f.claudeDir;
+      // a working job rewrites its state.json often (each turn): only a move in what the chain and the pins read is worth a sweep
+      const seen = new Map<string, string>();
+      const moved = (id: string) => {
+        const j = readJobState(claudeDir, id);
+        const now = j ? `${j.state}|${j.tempo}|${j.inFlight === null ? '?' : j.inFlight > 0}` : 'unread';
+        const was = seen.get(id);
+        if (seen.size > 4096) seen.clear();
+        seen.set(id, now);
+        return was !== now;
+      };
       const jw = new JobWatcher({
-        jobsDir: join(f.claudeDir, 'jobs'),
+        jobsDir: join(claudeDir, 'jobs'),
         log,
-        onChange: async (ids) => {
+        onChange: async (changed) => {
+          const ids = changed.filter(moved);
+          if (!ids.length) return;
           const snap = await deps.fleet(0, { tmux: 'if-needed' });
           if (!snap.roster.ok) return;
           const chains = f.jobChain ? await beginJobChains(deps, snap, new Set(ids)) : 0;
