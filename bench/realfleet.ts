@@ -26,7 +26,7 @@ import { RealFleet } from '../sim/real/real-fleet.js';
 import { claudeWrapper } from '../sim/real/claude-wrapper.js';
 import { waitFor } from '../sim/fleet/fleet.js';
 import { uniqueHost } from '../test/support/sunset.js';
-import { CLI, bareNodeRss, procSample, shebangFlags } from './pipeline.js';
+import { CLI, bareNode, procSample, shebangFlags } from './pipeline.js';
 import { Cleanup, load, median, ms, printFigure, sleep, type Figure } from './common.js';
 
 export interface RealFleetOptions {
@@ -185,8 +185,12 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
       floorCpu.push(cpuMs(process.cpuUsage(c0)));
     }
     const med = (xs: number[]) => median(xs);
-    const said = (xs: typeof got.cli, calls: string) =>
-      `${ms(med(xs.map((f) => f.own)))} ms CPU own + ${ms(med(xs.map((f) => f.kids)))} ms in ${med(xs.map((f) => f.children))} children, ${ms(med(xs.map((f) => f.wall)))} ms wall, ${med(xs.map((f) => f.calls))} ${calls}`;
+    // children's CPU comes in the kernel's 10 ms ticks (cutime + cstime): summed over the runs, then per run
+    const said = (xs: typeof got.cli, calls: string) => {
+      const kids = med(xs.map((f) => f.children));
+      const kidsMs = xs.reduce((a, f) => a + f.kids, 0) / xs.length;
+      return `${ms(med(xs.map((f) => f.own)))} ms CPU own + ~${ms(kidsMs)} ms in ${kids} child${kids === 1 ? '' : 'ren'} (mean, 10 ms ticks), ${ms(med(xs.map((f) => f.wall)))} ms wall, ${med(xs.map((f) => f.calls))} ${calls}`;
+    };
     const filesFloorSaid = `files read plainly: ${ms(med(floorCpu))} ms CPU, ${ms(med(floorWall))} ms wall`;
     const files = got.pipeline;
     const fromFiles = files.every((f) => f.rosterFrom === 'files') && got.person.every((f) => f.rosterFrom === 'files');
@@ -225,6 +229,8 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     await waitFor(() => existsSync(samples) && readFileSync(samples, 'utf8').length > 0, 90_000, 500);
     await sleep(3000);
     const a = procSample(up.pid);
+    const floorNode = bareNode(cleanup);
+    floorNode.start();
     const calls0 = callsIn(callsLog);
     const rec0 = await producers.reconcile.queue.getCompletedCount();
     const t0 = Date.now();
@@ -240,10 +246,17 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     // ticks are 1/100 s: ticks per wall second is a percentage of one core
     const cpu = (b.cpuTicks - a.cpuTicks) / wall;
     const kids = (b.childTicks - a.childTicks) / wall;
-    const bare = await bareNodeRss();
-    add({ name: `idle sunset up (every role) on the real fleet: RSS`, value: `${mb(b.rssBytes)} (peak ${mb(peak)})`, floor: `bare node ${mb(bare)}`, target: '≤ 100 MB', pass: peak <= 100 * 1024 * 1024 });
-    add({ name: `idle CPU over ${Math.round(wall)} s`, value: `${cpu.toFixed(2)} % (+ ${kids.toFixed(2)} % in child processes)`, floor: 'a bare node: 0 %', target: '≤ 0.5 % of a core', pass: cpu + kids <= 0.5 });
-    add({ name: `idle roster calls over ${Math.round(wall)} s`, value: `${calls} (reconcile passes: ${reconciles})`, target: '≤ reconcile passes', pass: calls <= reconciles });
+    const bare = floorNode.end();
+    add({ name: `idle sunset up (every role) on the real fleet: RSS`, value: `${mb(b.rssBytes)} (peak ${mb(peak)})`, floor: `a bare node with sunset's node options ${mb(bare.rssBytes)}`, target: '≤ 100 MB', pass: peak <= 100 * 1024 * 1024 });
+    add({ name: `idle CPU over ${Math.round(wall)} s`, value: `${cpu.toFixed(2)} % (+ ${kids.toFixed(2)} % in child processes)`, floor: `a bare node with sunset's node options, the same window: ${bare.cpuPct.toFixed(2)} %`, target: '≤ 0.5 % of a core', pass: cpu + kids <= 0.5 });
+    // a window shorter than reconcileEvery (5 min) may hold no pass: then the check says nothing, and says so
+    add({
+      name: `idle roster calls over ${Math.round(wall)} s`,
+      value: `${calls} (reconcile passes: ${reconciles})${reconciles === 0 ? ' — no reconcile pass fell in this window: the check is empty (use --real-idle-seconds ≥ 300)' : ''}`,
+      floor: 'one per reconcile pass',
+      target: '≤ reconcile passes',
+      pass: reconciles === 0 && calls === 0 ? null : calls <= reconciles,
+    });
     await up.stop();
 
     // ---- exits: every task done at once, windows compressed; until every task has exitedAt

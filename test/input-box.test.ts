@@ -46,12 +46,14 @@ describe('every pane of a tmux server, read in one call (panesDrafts)', () => {
     const socket = `sunset-panes-${process.pid}-${Date.now().toString(36)}`;
     const tmux = (...a: string[]) => execFileSync('tmux', ['-L', socket, '-f', '/dev/null', ...a], { encoding: 'utf8' });
     const want = new Map<string, boolean>();
+    let socketPath: string | null = null;
     try {
       for (let i = 0; i < 12; i++) {
         const screen = join(DIR, `${i % 2 ? 'c-draft-one-line' : 'b-idle-after-turn'}.ansi.txt`);
         const pane = tmux('new-session', '-d', '-P', '-F', '#{pane_id}', '-x', '200', '-y', '50', '-s', `p${i}`, `cat '${screen}'; exec sleep 60`).trim();
         want.set(pane, i % 2 === 1);
       }
+      socketPath = tmux('display-message', '-p', '#{socket_path}').trim();
       const deadline = Date.now() + 10_000;
       let got = new Map<string, boolean | null>();
       while (Date.now() < deadline) {
@@ -67,6 +69,8 @@ describe('every pane of a tmux server, read in one call (panesDrafts)', () => {
       } catch {
         /* gone */
       }
+      // the server leaves its socket file behind: ours, so it goes too
+      if (socketPath) (await import('node:fs')).rmSync(socketPath, { force: true });
     }
   });
 });

@@ -10,7 +10,7 @@ import type { ProcTable } from './proc.js';
 import { jsonObject } from './claude-code.js';
 import { readSessionFiles, type SessionFiles } from './sessions.js';
 import { readCachedText } from './file-cache.js';
-import { parseRoster, type RosterResult } from './roster.js';
+import { parseRosterRows, type RosterResult } from './roster.js';
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -78,9 +78,9 @@ export async function readFileRoster(claudeDir: string, procs: ProcTable, sessio
   for (const [id, job] of jobs) {
     if (liveJobs.has(id) || !str(job.sessionId)) continue;
     const created = str(job.createdAt);
-    rows.push({ id, cwd: str(job.cwd), kind: 'background', startedAt: created ? Date.parse(created) : undefined, sessionId: job.sessionId, name: str(job.name), state: rosterState(job) });
+    rows.push({ id, cwd: str(job.cwd), kind: 'background', startedAt: created && Number.isFinite(Date.parse(created)) ? Date.parse(created) : undefined, sessionId: job.sessionId, name: str(job.name), state: rosterState(job) });
   }
-  return parseRoster(JSON.stringify(rows));
+  return parseRosterRows(rows);
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -228,7 +228,7 @@ export function pidsRss(pids: Iterable<number>): number {
   let pages = 0;
   for (const p of pids) {
     try {
-      pages += Number(readFileSync(`/proc/${p}/statm`, 'utf8').split(' ')[1]) || 0;
+      pages += Number(readSmall(`/proc/${p}/statm`).split(' ')[1]) || 0;
     } catch {
       /* ended meanwhile */
     }

@@ -72,6 +72,11 @@ export function parseRoster(stdout: string): RosterResult {
   }
   const list = Array.isArray(data) ? data : (data as any)?.agents;
   if (!Array.isArray(list)) return { ok: false, error: 'roster output is neither a JSON array nor an object with an "agents" array' };
+  return parseRosterRows(list);
+}
+
+/** The rows of a roster, each checked by the one row schema (the CLI's, parsed; or the file roster's, built in memory). */
+export function parseRosterRows(list: readonly unknown[]): RosterResult {
   const rows: RosterRow[] = [];
   const problems: string[] = [];
   list.forEach((item, i) => {
