@@ -198,8 +198,9 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
       name: `the schedule's sweep of ${n} real sessions, on Claude Code's files (median of ${files.length}; ${files[0].rows} rows, every task active)`,
       value: said(files, 'roster calls') + (fromFiles ? '' : ' (some sweeps fell back to the CLI)'),
       floor: filesFloorSaid,
-      target: '≤ 5 ms CPU of its own, no roster call',
-      pass: fromFiles && med(files.map((f) => f.own)) <= 5 && files.every((f) => f.calls === 0),
+      // issue 15's target is for the 12-session fleet; other sizes report the figure (and still no roster call)
+      target: n === 12 ? '≤ 5 ms CPU of its own, no roster call' : 'no roster call (≤ 5 ms is for 12 sessions)',
+      pass: fromFiles && files.every((f) => f.calls === 0) && (n !== 12 || med(files.map((f) => f.own)) <= 5),
     });
     add({
       name: `a person's sweep (sunset verdict, an exit's re-check): every pane and input box read too`,
