@@ -2,18 +2,12 @@
 // sweep: plain synchronous reads (a few hundred bytes each on the local disk: a stat and a read, where the
 // thread pool takes four round trips), and a file is parsed again only when a stat of its path no longer gives
 // the (dev, ino, size, mtime, ctime) it was read under. The racy-timestamp rule is the tasks cache's
-// (src/tasks/read-tasks.ts): a file younger than SETTLE_MS when read is read again next time, since a rewrite
+// (src/tasks/read-tasks.ts): a file younger than its settle time when read is read again next time, since a rewrite
 // within the file system's timestamp granularity could keep all five.
 import * as fs from 'node:fs';
+import { sameKey, settledAt, type StatKey } from '../tasks/read-tasks.js';
 
-const SETTLE_MS = 2000;
-
-interface Entry {
-  dev: number;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  ctimeMs: number;
+interface Entry extends StatKey {
   text: string;
 }
 
@@ -38,7 +32,7 @@ export function readCachedText(file: string): CachedText {
     return { ok: false, missing: true, code: 'ENOENT' };
   }
   const hit = cache.get(file);
-  if (hit && hit.ino === st.ino && hit.dev === st.dev && hit.size === st.size && hit.mtimeMs === st.mtimeMs && hit.ctimeMs === st.ctimeMs) return { ok: true, text: hit.text };
+  if (hit && sameKey(hit, st)) return { ok: true, text: hit.text };
   const before = Date.now();
   let text: string;
   try {
@@ -48,7 +42,7 @@ export function readCachedText(file: string): CachedText {
     return { ok: false, missing: e?.code === 'ENOENT' || e?.code === 'ENOTDIR', code: e?.code ?? 'EIO' };
   }
   // kept under the stat taken before the read: a write after it moves the stat, so the next read sees it
-  if (before - Math.max(st.mtimeMs, st.ctimeMs) >= SETTLE_MS && Buffer.byteLength(text) === st.size) cache.set(file, { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, text });
+  if (settledAt(before, st) && Buffer.byteLength(text) === st.size) cache.set(file, { dev: st.dev, ino: st.ino, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, text });
   else cache.delete(file);
   return { ok: true, text };
 }
@@ -56,11 +50,5 @@ export function readCachedText(file: string): CachedText {
 /** Drop the entries no read asked for since the last prune (called once per sweep). */
 export function pruneFileCache(): void {
   for (const k of cache.keys()) if (!seen.has(k)) cache.delete(k);
-  seen = new Set();
-}
-
-/** For tests: forget everything. */
-export function clearFileCache(): void {
-  cache.clear();
   seen = new Set();
 }

@@ -3,6 +3,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isInTree, type ProcTable } from './proc.js';
+import { settledAt } from '../tasks/read-tasks.js';
 import type { Pane } from './tmux.js';
 
 export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
@@ -14,7 +15,6 @@ export function findPane(panes: Pane[], procs: ProcTable, pid: number): Pane | n
 
 /** Each project folder's transcript names, kept while the folder's mtime and ctime stay (an entry added or removed moves them). */
 const listings = new Map<string, { mtimeMs: number; ctimeMs: number; names: string[] }>();
-const LISTING_SETTLE_MS = 2000;
 
 /**
  * sessionId → newest transcript, from one readdir of projectsDir and a stat of each project folder (its listing
@@ -44,7 +44,7 @@ export function indexTranscripts(dir: string, wanted?: ReadonlySet<string>): Map
       else {
         const before = Date.now();
         names = readdirSync(folder).filter((n) => n.endsWith('.jsonl'));
-        if (before - Math.max(st.mtimeMs, st.ctimeMs) >= LISTING_SETTLE_MS) listings.set(folder, { mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, names });
+        if (settledAt(before, st)) listings.set(folder, { mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, names });
         else listings.delete(folder);
       }
     } catch {

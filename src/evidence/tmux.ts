@@ -85,12 +85,7 @@ export async function panesDrafts(socket: string | null, paneIds: string[], time
   const out = new Map<string, boolean | null>();
   const ids = paneIds.filter((p) => /^%\d+$/.test(p));
   if (!ids.length) return out;
-  const args: string[] = [];
-  ids.forEach((p, i) => {
-    if (i) args.push(';');
-    args.push('display-message', '-p', '-t', p, MARK, ';', 'capture-pane', '-p', '-e', '-t', p);
-  });
-  const r = await run(tmuxArgv(socket, ...args), { timeoutMs });
+  const r = await run(tmuxArgv(socket, ...captures(ids).slice(1)), { timeoutMs });
   for (const p of ids) out.set(p, null);
   if (!r.ok) return out;
   readMarked(r.stdout, out);
@@ -101,6 +96,11 @@ export async function panesDrafts(socket: string | null, paneIds: string[], time
 // strftime conversion and comes out mangled ("  %4"), which made every pane's draft unknown
 const MARK = '@@sunset-pane #{pane_id}@@';
 const MARK_LINE = /^@@sunset-pane %\d+@@$/m;
+
+/** Each pane's mark, then its screen, as tmux command words, each command after a ';'. */
+function captures(ids: readonly string[]): string[] {
+  return ids.flatMap((p) => [';', 'display-message', '-p', '-t', p, MARK, ';', 'capture-pane', '-p', '-e', '-t', p]);
+}
 
 /** The marked screens of a capture sequence, each pane's draft read from its own screen. */
 function readMarked(stdout: string, out: Map<string, boolean | null>): void {
@@ -116,9 +116,7 @@ function readMarked(stdout: string, out: Map<string, boolean | null>): void {
 export async function panesAndDrafts(socket: string | null, paneIds: string[], timeoutMs: number): Promise<{ panes: PanesResult; drafts: Map<string, boolean | null> }> {
   const ids = [...new Set(paneIds.filter((p) => /^%\d+$/.test(p)))];
   if (!ids.length) return { panes: await listPanes(socket, timeoutMs), drafts: new Map() };
-  const args: string[] = ['list-panes', '-a', '-F', FORMAT];
-  for (const p of ids) args.push(';', 'display-message', '-p', '-t', p, MARK, ';', 'capture-pane', '-p', '-e', '-t', p);
-  const r = await run(tmuxArgv(socket, ...args), { timeoutMs });
+  const r = await run(tmuxArgv(socket, 'list-panes', '-a', '-F', FORMAT, ...captures(ids)), { timeoutMs });
   if (!r.ok) {
     const panes = await listPanes(socket, timeoutMs);
     return { panes, drafts: panes.ok ? await panesDrafts(socket, ids.filter((p) => panes.panes.some((x) => x.paneId === p)), timeoutMs) : new Map() };

@@ -9,6 +9,10 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import type { FleetSnapshot } from '../evidence/fleet.js';
+import { readJobState } from '../evidence/claude-code.js';
+import type { PipelineDeps } from './deps.js';
+import { beginJobChains } from './chains.js';
+import { syncPins } from './pins.js';
 
 export interface JobWatchOptions {
   jobsDir: string;
@@ -116,4 +120,43 @@ export class JobWatcher {
     this.folders.clear();
     await this.running;
   }
+}
+
+/**
+ * `sunset up`'s job watcher, when Claude Code's files are read and a job chain or pins can follow from them: the
+ * watched folders follow the pipeline's sweeps. Returns its close, or null when there is nothing to watch.
+ */
+export function startJobWatch(deps: PipelineDeps, log: Logger): (() => Promise<void>) | null {
+  const f = deps.config.fleet;
+  const claudeDir = f.claudeDir;
+  if (claudeDir === null || !(f.jobChain || f.pinProtected) || !deps.fleet.onSweep) return null;
+  // a working job rewrites its state.json often (each turn): only a move in what the chain and the pins read is worth a sweep
+  const seen = new Map<string, string>();
+  const moved = (id: string) => {
+    const j = readJobState(claudeDir, id);
+    const now = j ? `${j.state}|${j.tempo}|${j.inFlight === null ? '?' : j.inFlight > 0}` : 'unread';
+    const was = seen.get(id);
+    if (seen.size > 4096) seen.clear();
+    seen.set(id, now);
+    return was !== now;
+  };
+  const jw = new JobWatcher({
+    jobsDir: join(claudeDir, 'jobs'),
+    log,
+    onChange: async (changed) => {
+      const ids = changed.filter(moved);
+      if (!ids.length) return;
+      const snap = await deps.fleet(0, { tmux: 'if-needed' });
+      if (!snap.roster.ok) return;
+      const chains = f.jobChain ? await beginJobChains(deps, snap, new Set(ids)) : 0;
+      if (f.pinProtected) await syncPins(deps, snap);
+      log.debug({ event: 'jobs-watch:looked', jobs: ids, chains }, `job files changed (${ids.join(', ')}): looked`);
+    },
+  });
+  jw.start();
+  const stop = deps.fleet.onSweep((snap) => jw.follow(snap));
+  return async () => {
+    stop();
+    await jw.close();
+  };
 }

@@ -1,17 +1,16 @@
 // `sunset up`: producers (the watcher, the reconcile and expire schedulers), workers (one per queue) and
 // the web, in one process or split by --role. Shutdown closes the watcher, workers, queues, then Redis, once.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
 import { Worker, type Processor } from 'bullmq';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Audit } from '../store/audit.js';
 import { TaskWatcher } from '../tasks/watcher.js';
 import { missingTasksDir } from '../evidence/fleet.js';
-import { readJobState, versionNote } from '../evidence/claude-code.js';
+import { versionNote } from '../evidence/claude-code.js';
 import { closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './deps.js';
-import { beginJobChains, chainOfTask, schedule as scheduleChain } from './chains.js';
-import { JobWatcher } from './job-watch.js';
+import { chainOfTask, schedule as scheduleChain } from './chains.js';
+import { startJobWatch } from './job-watch.js';
 import { syncPins } from './pins.js';
 import { createReleaseProcessor } from '../../workers/release.js';
 import { createAskProcessor } from '../../workers/exit-ask.js';
@@ -167,39 +166,8 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
     void deps.alarms.redeliver().catch(() => undefined);
     // Claude Code's job files as events: a job that settles done, or starts waiting on a person, is looked at
     // now (a files sweep, no roster call) rather than at the next reconcile (src/pipeline/job-watch.ts)
-    const f = config.fleet;
-    if (f.claudeDir !== null && (f.jobChain || f.pinProtected) && deps.fleet.onSweep) {
-      const claudeDir = f.claudeDir;
-      // a working job rewrites its state.json often (each turn): only a move in what the chain and the pins read is worth a sweep
-      const seen = new Map<string, string>();
-      const moved = (id: string) => {
-        const j = readJobState(claudeDir, id);
-        const now = j ? `${j.state}|${j.tempo}|${j.inFlight === null ? '?' : j.inFlight > 0}` : 'unread';
-        const was = seen.get(id);
-        if (seen.size > 4096) seen.clear();
-        seen.set(id, now);
-        return was !== now;
-      };
-      const jw = new JobWatcher({
-        jobsDir: join(claudeDir, 'jobs'),
-        log,
-        onChange: async (changed) => {
-          const ids = changed.filter(moved);
-          if (!ids.length) return;
-          const snap = await deps.fleet(0, { tmux: 'if-needed' });
-          if (!snap.roster.ok) return;
-          const chains = f.jobChain ? await beginJobChains(deps, snap, new Set(ids)) : 0;
-          if (f.pinProtected) await syncPins(deps, snap);
-          log.debug({ event: 'jobs-watch:looked', jobs: ids, chains }, `job files changed (${ids.join(', ')}): looked`);
-        },
-      });
-      jw.start();
-      const stop = deps.fleet.onSweep((snap) => jw.follow(snap));
-      life.add('job watcher', async () => {
-        stop();
-        await jw.close();
-      });
-    }
+    const jobs = startJobWatch(deps, log);
+    if (jobs) life.add('job watcher', jobs);
     // the fleet census (docs/sampler.md): one sampling process per host, by a lock file in stateDir
     // a dry run writes nothing the real run reads: no census
     if (!deps.dry) {

@@ -50,7 +50,8 @@ export function tempNameFor(file: string): string {
   return join(dirname(file), Buffer.byteLength(name) <= 190 ? `.${name}.${tag}` : `.${tag}`);
 }
 
-function writeAllSync(fd: number, buf: Buffer): void {
+/** write(2) until the whole buffer is written. */
+export function writeAllSync(fd: number, buf: Buffer): void {
   let off = 0;
   while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
 }

@@ -2,7 +2,8 @@
 // reader of it (the sampler's counts, /metrics, the tests and the chaos suite read it through here). Decisions
 // are named as in the log (src/pipeline/events.ts); files written before that used older names, which the
 // reader maps to the new ones, so an old audit still counts.
-import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { writeAllSync } from './atomic-file.js';
 import { dirname, join } from 'node:path';
 
 export interface AuditEntry {
@@ -27,7 +28,6 @@ export const dryRunAuditFile = (stateDir: string) => join(stateDir, 'dry-run.aud
 export function fileAudit(stateDir: string, now: () => number = Date.now, file = auditFile(stateDir)): Audit {
   let fd: number | null = null;
   let ino = -1;
-  let timer: NodeJS.Timeout | null = null;
   const close = () => {
     if (fd === null) return;
     try {
@@ -44,14 +44,9 @@ export function fileAudit(stateDir: string, now: () => number = Date.now, file =
       mkdirSync(dirname(file), { recursive: true });
       fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_APPEND, 0o666);
       ino = fstatSync(fd).ino;
-      timer = setTimeout(() => {
-        timer = null;
-        close();
-      }, 1000);
-      timer.unref();
+      setTimeout(close, 1000).unref();
     }
-    let off = 0;
-    while (off < line.length) off += writeSync(fd, line, off, line.length - off);
+    writeAllSync(fd, line);
   };
 }
 

@@ -3,7 +3,7 @@
 // process gone). The task latch (src/tasks/latch.ts) and the fleet sampler (src/report/sampler.ts) use it.
 // Like atomic-file.ts, it imports node:fs and node:path only.
 import * as fs from 'node:fs';
-import { CREATE_FLAGS, errCode, openAsync, unlinkIfThere } from './atomic-file.js';
+import { CREATE_FLAGS, errCode, openAsync, unlinkIfThere, writeAllAsync } from './atomic-file.js';
 
 
 /** A lock file older than this (by its mtime) was left by a holder that died holding it. */
@@ -38,12 +38,30 @@ export interface LockOptions {
 
 type Release = () => void;
 
-/** The release of a lock this process created: removes it only if it is still ours (a stale-breaker may have replaced it). */
+/** Is the lock file at path still the one this process created (a stale-breaker may have replaced it)? */
+const stillOurs = (path: string, ino: number) => fs.statSync(path, { throwIfNoEntry: false })?.ino === ino;
+
+/** The line a lock file holds: who holds it. */
+const ownerLine = (owner: LockOptions['owner']) => {
+  const line = typeof owner === 'function' ? owner() : owner;
+  return Buffer.from(line.endsWith('\n') ? line : `${line}\n`);
+};
+
+/** The release of a lock this process created: removes it only if it is still ours. */
 function releaser(path: string, ino: number): Release {
   return () => {
-    const st = fs.statSync(path, { throwIfNoEntry: false });
-    if (st && st.ino === ino) unlinkIfThere(path);
+    if (stillOurs(path, ino)) unlinkIfThere(path);
   };
+}
+
+/** The lock file holds no lock of ours yet: create it and say who holds it. */
+function writeOwner(fd: number, owner: LockOptions['owner']): number {
+  try {
+    fs.writeSync(fd, ownerLine(owner));
+    return fs.fstatSync(fd).ino;
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /**
@@ -52,9 +70,7 @@ function releaser(path: string, ino: number): Release {
  */
 async function writeOwnerAsync(fd: number, owner: LockOptions['owner']): Promise<number> {
   try {
-    const line = typeof owner === 'function' ? owner() : owner;
-    const buf = Buffer.from(line.endsWith('\n') ? line : `${line}\n`);
-    await new Promise<void>((resolve, reject) => fs.write(fd, buf, 0, buf.length, null, (err) => (err ? reject(err) : resolve())));
+    await writeAllAsync(fd, ownerLine(owner));
     return fs.fstatSync(fd).ino;
   } finally {
     fs.closeSync(fd);
@@ -63,23 +79,11 @@ async function writeOwnerAsync(fd: number, owner: LockOptions['owner']): Promise
 
 function asyncReleaser(path: string, ino: number): () => Promise<void> {
   return async () => {
-    const st = fs.statSync(path, { throwIfNoEntry: false });
-    if (!st || st.ino !== ino) return;
+    if (!stillOurs(path, ino)) return;
     await fs.promises.unlink(path).catch((e) => {
       if (errCode(e) !== 'ENOENT') throw e;
     });
   };
-}
-
-/** The lock file holds no lock of ours yet: create it and say who holds it. */
-function writeOwner(fd: number, owner: LockOptions['owner']): number {
-  try {
-    const line = typeof owner === 'function' ? owner() : owner;
-    fs.writeSync(fd, line.endsWith('\n') ? line : `${line}\n`);
-    return fs.fstatSync(fd).ino;
-  } finally {
-    fs.closeSync(fd);
-  }
 }
 
 /** When the lock at path is held by a holder that is gone, remove that file (only it, not a fresh one that replaced it): true when it was. */

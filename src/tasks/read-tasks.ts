@@ -100,7 +100,12 @@ function readOneKeyed(file: string): { judged: Judged | 'missing'; key?: StatKey
 /** A file whose ctime or mtime is younger than this when read is not kept: it is read again next sweep. */
 export const TASK_CACHE_SETTLE_MS = 2000;
 
-interface StatKey {
+/** Was a file whose stat is st settled when it was read at `before`: both its times at least settleMs old? (The cache rule above; Claude Code's files and the transcripts' listings are kept by it too.) */
+export function settledAt(before: number, st: { mtimeMs: number; ctimeMs: number }, settleMs = TASK_CACHE_SETTLE_MS): boolean {
+  return before - Math.max(st.ctimeMs, st.mtimeMs) >= settleMs;
+}
+
+export interface StatKey {
   dev: number;
   ino: number;
   size: number;
@@ -131,7 +136,7 @@ const taskCache = new Map<string, Map<string, CachedTask>>();
 /** A process reads one tasks folder (tests, a few): the least recently swept beyond this are dropped. */
 const MAX_CACHED_DIRS = 4;
 
-function sameKey(k: StatKey, st: fs.Stats): boolean {
+export function sameKey(k: StatKey, st: fs.Stats): boolean {
   return st.ino === k.ino && st.dev === k.dev && st.size === k.size && st.mtimeMs === k.mtimeMs && st.ctimeMs === k.ctimeMs;
 }
 
@@ -188,7 +193,7 @@ export async function readTasks(dir: string, opts: ReadTasksOptions = {}): Promi
     const before = Date.now(); // taken before the read's fstat: "settled" errs towards reading again
     const { judged, key } = readOneKeyed(file);
     results[i] = judged;
-    if (key && judged !== 'missing' && judged.kind === 'task' && before - Math.max(key.ctimeMs, key.mtimeMs) >= settleMs) kept.set(name, { key, task: lean(judged.task) });
+    if (key && judged !== 'missing' && judged.kind === 'task' && settledAt(before, key, settleMs)) kept.set(name, { key, task: lean(judged.task) });
   }
   // only what this sweep saw, so a deleted file's entry goes with it; the most recent folder last
   taskCache.delete(dir);
