@@ -433,7 +433,7 @@ export async function bareNodeRss(): Promise<number> {
  * `start()` when the window opens, `end()` when it closes: its RSS then and its CPU over the window.
  */
 export function bareNode(cleanup: Cleanup): { start: () => void; end: () => { rssBytes: number; cpuPct: number } } {
-  const child = spawn(process.execPath, [...shebangFlags(CLI), '-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
+  const child = spawn(process.execPath, [...shebangFlags(CLI), '-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore', env: shebangEnv(CLI) });
   cleanup.add(`stop the bare node (pid ${child.pid})`, () => void child.kill('SIGKILL')); // our own child
   let a = { t: Date.now(), ticks: 0 };
   return {
@@ -479,7 +479,7 @@ async function idleBench(size: { live: number; records: number; tasks: number },
   const nodeArgs = [...shebangFlags(CLI), ...(process.env.BENCH_UP_NODE_ARGS ?? '').split(' ').filter(Boolean)];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--config', file], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, REDIS_URL },
+    env: { ...shebangEnv(CLI), REDIS_URL },
   });
   const pid = child.pid;
   if (!pid) throw new Error('pipeline bench: could not start sunset up');
@@ -548,7 +548,7 @@ async function idleBench(size: { live: number; records: number; tasks: number },
     bare,
     anon: b.anonBytes,
     file: b.fileBytes,
-    nodeArgs,
+    nodeArgs: [...shebang(CLI).env, ...nodeArgs], // as it ran: the shebang's environment, then node's options
     rssStart: a.rssBytes,
     rssEnd: b.rssBytes,
     rssPeak: peak,
@@ -701,7 +701,16 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
 
 /** The node options in a script's `#!/usr/bin/env -S node …` line. */
 export function shebangFlags(file: string): string[] {
+  return shebang(file).flags;
+}
+
+/** The environment the shebang sets (`env -S NAME=value … node …`), over this process's: sunset's children run in it. */
+export function shebangEnv(file: string, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return { ...base, ...Object.fromEntries(shebang(file).env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)])) };
+}
+
+function shebang(file: string): { env: string[]; flags: string[] } {
   const first = readFileSync(file, 'utf8').split('\n', 1)[0] ?? '';
-  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
-  return m ? m[1].split(' ').filter(Boolean) : [];
+  const m = /^#!\/usr\/bin\/env -S ((?:[A-Z_][A-Z0-9_]*=\S* )*)node (.*)$/.exec(first);
+  return m ? { env: m[1].split(' ').filter(Boolean), flags: m[2].split(' ').filter(Boolean) } : { env: [], flags: [] };
 }

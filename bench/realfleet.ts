@@ -26,7 +26,7 @@ import { RealFleet } from '../sim/real/real-fleet.js';
 import { claudeWrapper } from '../sim/real/claude-wrapper.js';
 import { waitFor } from '../sim/fleet/fleet.js';
 import { uniqueHost } from '../test/support/sunset.js';
-import { CLI, bareNode, procSample, shebangFlags } from './pipeline.js';
+import { CLI, bareNode, procSample, shebangEnv, shebangFlags } from './pipeline.js';
 import { Cleanup, load, median, ms, printFigure, sleep, type Figure } from './common.js';
 
 export interface RealFleetOptions {
@@ -100,7 +100,7 @@ interface SweepRun {
 function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: string): Promise<SweepRun[]> {
   const script = join(dirname(CLI), '..', 'bench', 'sweep-child.js');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...shebangFlags(CLI), script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...shebangFlags(CLI), script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'], env: shebangEnv(CLI) });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -301,7 +301,7 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
 
 function startUp(file: string, cleanup: Cleanup) {
   const nodeArgs = [...shebangFlags(CLI), ...(process.env.BENCH_UP_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'], env: shebangEnv(CLI) });
   if (!child.pid) throw new Error('realfleet bench: could not start sunset up');
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {

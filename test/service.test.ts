@@ -33,6 +33,7 @@ describe('sunset service print', () => {
     expect(r.stdout).toContain(`up --config ${cfg}`);
     expect(r.stdout).not.toMatch(/^(After|Wants|Requires)=/m);
     expect(r.stdout).toMatch(/^KillMode=process$/m);
+    expect(r.stdout).toMatch(/^Environment=MALLOC_ARENA_MAX=2$/m); // as the sunset command's shebang sets it
     expect(r.stdout).not.toMatch(/^Environment=REDIS_URL/m);
     // stateDir is relative: it says from where it resolves
     expect(r.stderr).toMatch(new RegExp(`stateDir is a relative path: it resolves from ${work}`));
@@ -67,8 +68,8 @@ describe('sunset service print', () => {
 
 describe('the node options', () => {
   it("the unit runs node with the same options as the sunset command's shebang", async () => {
-    const { NODE_OPTIONS } = await import('../src/cli/service.js');
+    const { NODE_ENV, NODE_OPTIONS } = await import('../src/cli/service.js');
     const first = (await import('node:fs')).readFileSync(new URL('../src/cli.ts', import.meta.url), 'utf8').split('\n', 1)[0];
-    expect(first).toBe(`#!/usr/bin/env -S node ${NODE_OPTIONS.join(' ')}`);
+    expect(first).toBe(`#!/usr/bin/env -S ${NODE_ENV.join(' ')} node ${NODE_OPTIONS.join(' ')}`);
   });
 });

@@ -12,6 +12,7 @@ import {
   MAX_TASK_BYTES,
   mergeLatched,
   clearTaskCache,
+  readForLatch,
   readTask,
   readTaskFile,
   readTasks,
@@ -167,10 +168,10 @@ describe('readTasks cache (unchanged files are not read again)', () => {
     const old = new Date(at(30)); // a whole second: utimes can put it back exactly
     fs.utimesSync(file, old, old);
     await tick();
-    const read = await sessionOf('k', 0); // read, and kept (its prose left out: only the fields sunset reads)
+    const read = await sessionOf('k', 0); // read, and kept (without its raw object: sunset reads the task's own fields)
     expect(read?.raw.notes).toBe('a Driver’s prose');
     const first = await sessionOf('k', 0);
-    expect(first).toEqual({ ...read, raw: { id: 'k', state: 'done', sessionId: 's-1' } });
+    expect(first).toEqual({ ...read, raw: {} });
     expect(await sessionOf('k', 0)).toBe(first); // the very object: not read again
 
     // in place, same size, then its mtime put back: only ctime tells, and it is in the key
@@ -218,10 +219,16 @@ describe('readTasks cache (unchanged files are not read again)', () => {
   it('readTaskFile (the watcher’s read) gives the text and what it holds; null for a gone file', () => {
     const file = putTask({ id: 'w', state: 'done', sessionId: 's-w' });
     const r = readTaskFile(file);
+    if (r === 'own') throw new Error('no own-write test was given');
     expect(r?.text).toBe(fs.readFileSync(file, 'utf8'));
     expect(r?.read.kind === 'task' && r.read.task.sessionId).toBe('s-w');
+    // sunset's own write, told by its bytes; anything else is read and judged
+    const text = fs.readFileSync(file, 'utf8');
+    expect(readTaskFile(file, (b) => b.toString('utf8') === text)).toBe('own');
+    expect(readTaskFile(file, () => false)).toMatchObject({ text, read: { kind: 'task' } });
     put('bad.json', '{ nope');
     const bad = readTaskFile(join(dir, 'bad.json'));
+    if (bad === 'own') throw new Error('no own-write test was given');
     expect(bad?.text).toBe('{ nope');
     expect(bad?.read.kind).toBe('invalid');
     expect(readTaskFile(join(dir, 'gone.json'))).toBeNull();
@@ -405,6 +412,41 @@ describe('latchTask', () => {
     const st2 = fs.statSync(file, { bigint: true });
     expect([st2.ino, st2.mtimeNs]).toEqual([st.ino, st.mtimeNs]);
     expect(writes).toEqual([]);
+  });
+
+  it('starts from a base the caller read (one read per release), and an old base never decides anything', async () => {
+    const file = putTask({ id: 'b', state: 'done', sessionId: 's-b' });
+    const fresh = readForLatch(dir, 'b');
+    if (fresh.kind !== 'task') throw new Error('not read');
+    expect(fresh.task).toMatchObject({ id: 'b', sessionId: 's-b', file });
+    // a base still true: edited as it is, and the result is the file on disk
+    const r = await latchTask(dir, 'b', { releasedAt: at(1) }, { base: fresh.base });
+    expect(r).toMatchObject({ changed: true, applied: { releasedAt: at(1) } });
+    expect(r.task).toMatchObject({ releasedAt: at(1), mtimeMs: fs.statSync(file).mtimeMs });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ id: 'b', state: 'done', sessionId: 's-b', releasedAt: at(1) });
+
+    // an old base, the file rewritten since by another writer: the swap refuses it, and the fresh file is edited
+    const old = readForLatch(dir, 'b');
+    if (old.kind !== 'task') throw new Error('not read');
+    putTask({ id: 'b', state: 'done', sessionId: 's-b', releasedAt: at(1), note: 'the Driver wrote this' });
+    const r2 = await latchTask(dir, 'b', { exitAskedAt: at(2) }, { base: old.base });
+    expect(r2.changed).toBe(true);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ id: 'b', state: 'done', sessionId: 's-b', releasedAt: at(1), note: 'the Driver wrote this', exitAskedAt: at(2) });
+
+    // an old base that says "nothing to change", the field since removed by another writer: read again, latched
+    const had = readForLatch(dir, 'b');
+    if (had.kind !== 'task') throw new Error('not read');
+    putTask({ id: 'b', state: 'done', sessionId: 's-b' });
+    const r3 = await latchTask(dir, 'b', { releasedAt: at(3) }, { base: had.base });
+    expect(r3).toMatchObject({ changed: true, applied: { releasedAt: at(3) } });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ id: 'b', state: 'done', sessionId: 's-b', releasedAt: at(3) });
+    expect(leftovers()).toEqual([]);
+
+    // what readTask tells apart, readForLatch does too
+    expect(readForLatch(dir, 'gone').kind).toBe('missing');
+    put('worse.json', '{ nope');
+    expect(readForLatch(dir, 'worse')).toMatchObject({ kind: 'invalid', invalid: { parsed: false } });
+    expect(readForLatch(dir, '../x')).toMatchObject({ kind: 'invalid' });
   });
 
   it('keeps the file mode, and a symlink stays a link to the rewritten file', async () => {

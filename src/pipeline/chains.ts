@@ -7,7 +7,8 @@
 import { DelayedError, UnrecoverableError } from 'bullmq';
 import { chainStep, type ChainFacts, type ChainStep } from '../doctrine/chain.js';
 import { taskChain } from '../doctrine/verdict.js';
-import { readTask, TaskBusyError, TaskInvalidError, type LatchPatch, type Task } from '../tasks/tasks.js';
+import { TaskBusyError, TaskInvalidError, type LatchPatch, type Task } from '../tasks/tasks.js';
+import { readForLatch, type LatchBase } from '../tasks/tasks.js';
 import { readExit } from '../store/ledger.js';
 import { jobKey, latchJobChain, readJobChain, type JobLatch } from '../store/job-state.js';
 import { taskTerminalId } from '../../queues/task-terminal.js';
@@ -35,6 +36,8 @@ export interface Chain {
   sessionId: string | null;
   /** A task chain's task. */
   task?: Task;
+  /** A task chain's file as loadChain read it: its latch starts from these bytes (LatchOptions.base). */
+  base?: LatchBase;
   /** For logs: `task X` or `job X`. */
   name: string;
   /** What the one message says the session finished. */
@@ -80,13 +83,13 @@ export async function loadChain(deps: PipelineDeps, ref: ChainRef): Promise<Chai
     const facts = withFinish(deps, ref, ref.sessionId, { ...over, kind: 'job' });
     return { ref, facts, step: chainStep(facts, deps.policy), sessionId: ref.sessionId, name: `job ${ref.shortId}`, what: { id: ref.shortId, state: 'done', kind: 'job' } };
   }
-  const r = await readTask(deps.config.fleet.tasksDir, ref.taskId);
+  const r = readForLatch(deps.config.fleet.tasksDir, ref.taskId);
   if (r.kind === 'missing') throw new UnrecoverableError(`task ${ref.taskId} is gone`);
   if (r.kind === 'invalid') {
     deps.log.warn({ event: 'task:invalid', taskId: ref.taskId, problem: r.invalid.problem }, `task ${ref.taskId} is invalid and left untouched: ${r.invalid.problem}`);
     throw new UnrecoverableError(`task ${ref.taskId} is invalid: ${r.invalid.problem}`);
   }
-  return taskChainOf(deps, r.task);
+  return { ...taskChainOf(deps, r.task), base: r.base };
 }
 
 const TASK_FIELDS: Record<keyof ChainPatch, keyof LatchPatch> = {
@@ -122,7 +125,7 @@ export async function latchChain(
   const p: LatchPatch = {};
   for (const [k, v] of Object.entries(patch)) if (v !== undefined) (p as Record<string, unknown>)[TASK_FIELDS[k as keyof ChainPatch]] = v;
   try {
-    const res = await latch(deps, c.ref.taskId, p);
+    const res = await latch(deps, c.ref.taskId, p, c.base);
     const applied: ChainPatch = {};
     for (const [k, f] of Object.entries(TASK_FIELDS)) if (f in res.applied) (applied as Record<string, unknown>)[k] = (res.applied as Record<string, unknown>)[f];
     return { chain: taskChainOf(deps, res.task), applied };

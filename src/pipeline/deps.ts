@@ -14,6 +14,7 @@ import { DryRunLatches, dryRunHost } from './dry-run.js';
 import { exitPriority, underPressure } from '../evidence/meminfo.js';
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from '../tasks/tasks.js';
+import type { LatchBase } from '../tasks/tasks.js';
 import { readExit } from '../store/ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
 import { policyFrom, type Policy } from '../doctrine/verdict.js';
@@ -69,12 +70,15 @@ export class OwnWrites {
       this.digests.delete(f);
     }
   }
-  isOwn(file: string, text: string) {
-    return this.digests.get(file)?.digest === digestOf(text);
+  /** Are these (the file's bytes, or its text) what sunset last wrote there? */
+  isOwn(file: string, content: string | Buffer) {
+    const e = this.digests.get(file);
+    return e !== undefined && e.digest === digestOf(content);
   }
 }
 
-const digestOf = (text: string) => createHash('sha1').update(text).digest('base64');
+/** The same for a text and its UTF-8 bytes. */
+const digestOf = (content: string | Buffer) => createHash('sha1').update(content).digest('base64');
 
 export interface PipelineDeps {
   config: Config;
@@ -138,8 +142,9 @@ async function promote(queue: Queue, jobId: string): Promise<boolean> {
   return true;
 }
 
-export async function latch(deps: PipelineDeps, taskId: string, patch: LatchPatch) {
+export async function latch(deps: PipelineDeps, taskId: string, patch: LatchPatch, base?: LatchBase) {
   return latchTask(deps.config.fleet.tasksDir, taskId, patch, {
+    base,
     maxExitRequests: deps.config.maxExitRequests,
     onWrite: (file, text) => deps.ownWrites.note(file, text),
   });

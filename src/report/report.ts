@@ -52,9 +52,8 @@ export function laneOf(s: SessionView): Lane {
 
 /** When a lane started waiting, and from which field that was read. */
 export function waitingSince(t: Task): { at: string | null; from: AwaitingLane['waitingSinceFrom'] } {
-  const raw = t.raw as Record<string, unknown>;
   for (const k of ['stateChangedAt', 'awaitingHumanSince'] as const) {
-    const v = raw[k];
+    const v = t[k];
     if (typeof v === 'string' && Number.isFinite(Date.parse(v))) return { at: new Date(Date.parse(v)).toISOString(), from: k };
   }
   return { at: new Date(t.mtimeMs).toISOString(), from: 'file mtime' };

@@ -23,6 +23,7 @@ import {
   type Judged,
   type LatchedField,
   type Task,
+  withMtime,
 } from './task-file.js';
 
 export interface LatchPatch {
@@ -75,6 +76,12 @@ export interface LatchOptions {
   lockWaitMs?: number;
   /** Test seam: runs after the new text is in the temp file, just before the compare-and-swap. */
   beforeSwap?: (file: string) => void | Promise<void>;
+  /**
+   * The file as its caller last read it (readForLatch): the first attempt edits these bytes instead of reading
+   * the file again. Safe however old: the swap happens only if the file still holds exactly them, else the
+   * attempt is retried on a fresh read; and a base that says nothing would change is checked on a fresh read.
+   */
+  base?: LatchBase;
 }
 
 const MAX_TRIES = 20;
@@ -138,6 +145,8 @@ export async function latchTask(
 }
 
 interface Loaded {
+  /** The task file's path, as the latch names it. */
+  file: string;
   /** Where the bytes live: the file itself, or what it links to. */
   target: string;
   bytes: FileBytes & { buf: Buffer };
@@ -161,7 +170,34 @@ function load(file: string): Loaded {
   if (bytes === 'not-file') throw new TaskInvalidError(`task file ${file} is not a regular file`, file);
   const judged = judge(file, bytes);
   if (judged.kind === 'invalid') throw new TaskInvalidError(`task file ${file} is invalid: ${judged.invalid.problem}`, file, judged.invalid);
-  return { target, bytes: bytes as Loaded['bytes'], task: judged.task, text: judged.text };
+  return { file, target, bytes: bytes as Loaded['bytes'], task: judged.task, text: judged.text };
+}
+
+/** A task file as read for a later latch (LatchOptions.base): opaque to its holder. */
+export type LatchBase = Loaded;
+
+/**
+ * One task by id, read as readTask reads it, with the bytes a latch can start from (a chain job reads its task,
+ * then latches: one read, not two). Missing: gone, or not a regular file; invalid: what is wrong with it.
+ */
+export function readForLatch(dir: string, id: string): { kind: 'task'; task: Task; base: LatchBase } | { kind: 'invalid'; invalid: InvalidTask } | { kind: 'missing' } {
+  const bad = validateTaskId(id);
+  const file = join(dir, `${id}.json`);
+  if (bad) return { kind: 'invalid', invalid: { file: `${String(id)}.json`, name: `${String(id)}.json`, problem: `${bad} (${preview(id)})`, parsed: false, sessionIds: [], text: null } };
+  let target: string;
+  let bytes: FileBytes | 'not-file';
+  try {
+    target = fs.realpathSync.native(file);
+    bytes = readFileBytesSync(target);
+  } catch (e) {
+    if (GONE.has(errCode(e) ?? '')) return { kind: 'missing' };
+    return unreadable(file, e) as { kind: 'invalid'; invalid: InvalidTask };
+  }
+  if (bytes === 'not-file') return { kind: 'missing' };
+  const judged = judge(file, bytes);
+  if (judged.kind === 'invalid') return judged;
+  // a judged task had its bytes read (an oversize file is invalid)
+  return { kind: 'task', task: judged.task, base: { file, target, bytes: bytes as Loaded['bytes'], task: judged.task, text: judged.text } };
 }
 
 async function latchOnce(
@@ -172,9 +208,13 @@ async function latchOnce(
   opts: LatchOptions,
 ): Promise<{ changed: boolean; task: Task; applied: LatchPatch }> {
   const max = opts.maxExitRequests ?? EXIT_REQUESTS_CEILING;
-  // nothing to change needs no lock (the common case: a reconcile pass re-latching what is there)
-  const first = load(file);
-  if (Object.keys(mergeLatched(first.task.raw, patch, max)).length === 0) return { changed: false, task: first.task, applied: {} };
+  // nothing to change needs no lock (the common case: a reconcile pass re-latching what is there); a
+  // caller's base may be old, and another writer may have removed a field since: only a fresh read says so
+  const base = opts.base?.file === file ? opts.base : null;
+  let first = base ?? load(file);
+  const nothing = (l: Loaded) => Object.keys(mergeLatched(l.task.raw, patch, max)).length === 0;
+  if (nothing(first) && base) first = load(file);
+  if (nothing(first)) return { changed: false, task: first.task, applied: {} };
 
   const release = await lockTask(dir, id, opts.lockWaitMs ?? 12_000);
   try {
@@ -187,7 +227,7 @@ async function latchOnce(
 
       const newText = setTopLevelMembers(text, applied as Record<string, unknown>);
       const newBuf = Buffer.from(newText, 'utf8');
-      assertSameApartFrom(task.raw, judge(file, { ...bytes, buf: newBuf, size: newBuf.length }), applied);
+      const edited = assertSameApartFrom(task.raw, judge(file, { ...bytes, buf: newBuf, size: newBuf.length }), applied);
 
       const swap = await swapIfUnchanged(target, bytes.buf, newBuf, {
         tmp: tempNameFor(join(dirname(target), `${id}.json`)),
@@ -202,8 +242,7 @@ async function latchOnce(
         continue;
       }
       opts.onWrite?.(file, newText);
-      const written = judge(file, { ...bytes, buf: newBuf, size: newBuf.length, mtimeMs: swap.mtimeMs });
-      return { changed: true, task: (written as { task: Task }).task, applied };
+      return { changed: true, task: withMtime(edited, swap.mtimeMs), applied };
     }
   } finally {
     await release();
@@ -211,8 +250,8 @@ async function latchOnce(
   throw new TaskBusyError(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`, file);
 }
 
-/** A guard against a bug in the text edit: the new text must be the old object plus the patch, and still a valid task. */
-function assertSameApartFrom(before: Record<string, unknown>, after: Judged, applied: LatchPatch): void {
+/** A guard against a bug in the text edit: the new text must be the old object plus the patch, and still a valid task (returned). */
+function assertSameApartFrom(before: Record<string, unknown>, after: Judged, applied: LatchPatch): Task {
   if (after.kind !== 'task') throw new Error(`refusing to write: the edited task would be invalid (${after.invalid.problem})`);
   const a = after.task.raw;
   const keys = new Set([...Object.keys(before), ...Object.keys(applied)]);
@@ -221,6 +260,7 @@ function assertSameApartFrom(before: Record<string, unknown>, after: Judged, app
     const want = Object.hasOwn(applied, k) ? (applied as Record<string, unknown>)[k] : before[k];
     if (JSON.stringify(a[k]) !== JSON.stringify(want)) throw new Error(`refusing to write: the edit changed field ${k}`);
   }
+  return after.task;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -119,16 +119,15 @@ interface CachedTask {
 }
 
 /**
- * The fields of a task file sunset reads (its own, the state, the sessions, the times that order and date it);
- * a kept task's `raw` holds only these. A file's prose (notes, titles, a Driver's own fields) is most of its
- * bytes: 10,000 tasks kept whole held ~20 MB of a resting sunset. Whoever writes reads the file again (the latch).
+ * A kept task's `raw` is empty: everything sunset reads of a task is in its own fields (its state, sessions,
+ * latches and the times that order and date it). A file's prose (notes, titles, a Driver's own fields) is most
+ * of its bytes, and 10,000 tasks kept whole held ~20 MB of a resting sunset. Whoever writes reads the file
+ * again (the latch); whoever wants the whole file reads it (readTask).
  */
-const KEPT_FIELDS = ['id', 'state', 'sessionId', 'driverSessionId', 'operatorSessionId', 'watcher', 'exitRequests', 'exitRequestedAt', 'releasedAt', 'exitAskedAt', 'exitedAt', 'exitGaveUpAt', 'stateChangedAt', 'awaitingHumanSince', 'completedAt', 'updatedAt', 'createdAt'] as const;
+const KEPT_RAW: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 function lean(task: Task): Task {
-  const raw: Record<string, unknown> = {};
-  for (const k of KEPT_FIELDS) if (Object.hasOwn(task.raw, k)) raw[k] = task.raw[k];
-  return { ...task, raw };
+  return { ...task, raw: KEPT_RAW };
 }
 
 /** Per tasks folder, per file name: the last sweep's kept files (only those it saw: a gone file's entry goes). */
@@ -215,9 +214,10 @@ export type TaskRead = { kind: 'task'; task: Task } | { kind: 'invalid'; invalid
 /**
  * One task file read once, for the watcher: its text (to recognise sunset's own writes) and what it holds.
  * null when it is gone, not a regular file, or unreadable; text null when it is past MAX_SEARCH_BYTES (never
- * one of sunset's own writes). A plain synchronous read, as readTasks does: cheaper than the thread pool.
+ * one of sunset's own writes). `own`: 'own' when its bytes are one of sunset's own writes (not judged: the
+ * watcher ignores them). A plain synchronous read, as readTasks does: cheaper than the thread pool.
  */
-export function readTaskFile(file: string): { text: string | null; read: TaskRead } | null {
+export function readTaskFile(file: string, own?: (bytes: Buffer) => boolean): { text: string | null; read: TaskRead } | 'own' | null {
   let bytes: FileBytes | 'not-file';
   try {
     bytes = readFileBytesSync(file);
@@ -225,6 +225,7 @@ export function readTaskFile(file: string): { text: string | null; read: TaskRea
     return null;
   }
   if (bytes === 'not-file') return null;
+  if (own && bytes.buf && own(bytes.buf)) return 'own';
   const judged = judge(file, bytes);
   const text = judged.kind === 'task' ? judged.text : bytes.buf ? bytes.buf.toString('utf8') : null;
   return { text, read: judged.kind === 'task' ? { kind: 'task', task: judged.task } : judged };

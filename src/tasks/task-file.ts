@@ -43,7 +43,7 @@ export interface Task extends TaskFacts {
   mtimeMs: number;
   /**
    * The whole parsed object, unknown fields included — when the file was read for this call. A task readTasks
-   * serves from its cache (an unchanged file) keeps only the fields sunset reads (read-tasks.ts KEPT_FIELDS).
+   * serves from its cache (an unchanged file) has an empty raw: what sunset reads is in the fields above.
    */
   raw: Record<string, unknown>;
 }
@@ -83,6 +83,21 @@ export class TaskBusyError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A task's orderKey: the first parseable of its stateChangedAt, completedAt, updatedAt, releasedAt, createdAt; else its file's mtime. */
+export function orderKeyOf(raw: Record<string, unknown>, mtimeMs: number): number {
+  for (const k of ['stateChangedAt', 'completedAt', 'updatedAt', 'releasedAt', 'createdAt']) {
+    const v = raw[k];
+    const ms = typeof v === 'string' ? Date.parse(v) : NaN;
+    if (Number.isFinite(ms)) return ms;
+  }
+  return mtimeMs;
+}
+
+/** The same task, its file now stamped mtimeMs (what was judged from bytes about to be written, once written). */
+export function withMtime(task: Task, mtimeMs: number): Task {
+  return { ...task, mtimeMs, orderKey: orderKeyOf(task.raw, mtimeMs) };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -262,7 +277,7 @@ export function judge(file: string, bytes: FileBytes): Judged {
     sessionId: [d.sessionId, d.driverSessionId, d.operatorSessionId].find((s): s is string => typeof s === 'string' && s !== '') ?? null,
     watcher: d.watcher ?? null,
     exitRequests: d.exitRequests ?? 0,
-    orderKey: bytes.mtimeMs,
+    orderKey: orderKeyOf(raw, bytes.mtimeMs),
     file,
     mtimeMs: bytes.mtimeMs,
     raw,
@@ -273,13 +288,5 @@ export function judge(file: string, bytes: FileBytes): Judged {
   }
   if (typeof raw.stateChangedAt === 'string') task.stateChangedAt = raw.stateChangedAt;
   if (typeof raw.awaitingHumanSince === 'string') task.awaitingHumanSince = raw.awaitingHumanSince;
-  for (const k of ['stateChangedAt', 'completedAt', 'updatedAt', 'releasedAt', 'createdAt']) {
-    const v = raw[k];
-    const ms = typeof v === 'string' ? Date.parse(v) : NaN;
-    if (Number.isFinite(ms)) {
-      task.orderKey = ms;
-      break;
-    }
-  }
   return { kind: 'task', task, text };
 }

@@ -10,7 +10,8 @@ export interface WatcherOptions {
   dir: string;
   debounceMs?: number;
   log: Logger;
-  isOwnWrite: (file: string, text: string) => boolean;
+  /** The file's bytes are one of sunset's own writes (its latches): not a change to act on. */
+  isOwnWrite: (file: string, bytes: Buffer) => boolean;
   /** `read`: what the watcher read to tell an own write from another's — the handler may use it rather than read the file again. */
   onTask: (taskId: string, read: TaskRead) => Promise<void>;
 }
@@ -72,8 +73,9 @@ export class TaskWatcher {
     try {
       // one synchronous read (a small file): the thread pool's four round trips cost more, and it is
       // busy with the latches' creates and fsyncs during a burst
-      const r = readTaskFile(file);
-      if (r === null || (r.text !== null && this.o.isOwnWrite(file, r.text))) return;
+      // and an own write is told by its bytes, before they are judged
+      const r = readTaskFile(file, (bytes) => this.o.isOwnWrite(file, bytes));
+      if (r === null || r === 'own') return;
       await this.o.onTask(name.slice(0, -'.json'.length), r.read);
     } catch (err: any) {
       this.o.log.warn({ event: 'watcher:handle-failed', file, error: err.message }, `could not handle a change to ${name}`);
