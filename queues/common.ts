@@ -1,6 +1,6 @@
 // What every queue shares: the `{sunset}` prefix (a Redis Cluster hash tag), names that carry the host,
 // bounded retention, and a producer that validates job data with the queue's own zod schema before add().
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
 import { z } from 'zod';
 import { QUEUE_PREFIX, queueName } from '../src/config.js';
 
@@ -37,6 +37,9 @@ export function jobId(...parts: Array<string | number>): string {
   return parts.map((p) => String(p).replace(/[:/]/g, '_')).join('/');
 }
 
+/** The most adds sent to Redis in one go (one MULTI): a larger burst goes in several. */
+const MAX_BATCH = 500;
+
 export interface QueueDef<S extends z.ZodType> {
   base: string;
   schema: S;
@@ -57,16 +60,45 @@ export class Producer<S extends z.ZodType> {
   get name() {
     return this.queue.name;
   }
-  /** Validate, then add under a deterministic id: a replay or a second producer adds nothing twice. */
-  /** `dedupe`: while a job added under this key is waiting or working, an add under it returns that job instead (its id tells). */
-  async add(id: string, data: z.input<S>, opts: { delay?: number; priority?: number; dedupe?: string } = {}) {
-    const parsed = this.def.schema.parse(data);
-    return this.queue.add(this.def.base, parsed, {
+  /**
+   * Validate, then add under a deterministic id: a replay or a second producer adds nothing twice.
+   * `dedupe`: while a job added under this key is waiting or working, an add under it returns that job instead (its id tells).
+   * The adds of one turn of the event loop go to Redis together (addBulk: one round trip, not one each — a burst
+   * of tasks turning terminal adds a thousand at once); each caller gets its own job, or the batch's error.
+   */
+  add(id: string, data: z.input<S>, opts: { delay?: number; priority?: number; dedupe?: string } = {}): Promise<Job> {
+    let parsed: unknown;
+    try {
+      parsed = this.def.schema.parse(data);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const jobOpts: JobsOptions = {
       jobId: id,
       ...(opts.delay && opts.delay > 0 ? { delay: Math.ceil(opts.delay) } : {}),
       ...(opts.priority ? { priority: opts.priority } : {}),
       ...(opts.dedupe ? { deduplication: { id: opts.dedupe } } : {}),
+    };
+    return new Promise<Job>((resolve, reject) => {
+      this.pending.push({ data: parsed, opts: jobOpts, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
     });
+  }
+
+  private pending: Array<{ data: unknown; opts: JobsOptions; resolve: (j: Job) => void; reject: (e: unknown) => void }> = [];
+
+  private flush() {
+    const batch = this.pending.splice(0, MAX_BATCH);
+    if (this.pending.length) setImmediate(() => this.flush());
+    if (batch.length === 1) {
+      const [b] = batch;
+      this.queue.add(this.def.base, b.data, b.opts).then(b.resolve, b.reject);
+      return;
+    }
+    this.queue.addBulk(batch.map((b) => ({ name: this.def.base, data: b.data, opts: b.opts }))).then(
+      (jobs) => batch.forEach((b, i) => b.resolve(jobs[i])),
+      (err) => batch.forEach((b) => b.reject(err)),
+    );
   }
   close() {
     return this.queue.close();

@@ -449,6 +449,31 @@ describe('latchTask', () => {
     expect(readForLatch(dir, '../x')).toMatchObject({ kind: 'invalid' });
   });
 
+  it('readForLatch takes the watcher’s read of a terminal task while the file is unchanged, once; a changed file is read again', async () => {
+    const file = putTask({ id: 'h', state: 'done', sessionId: 's-h' });
+    const seen = readTaskFile(file);
+    if (seen === null || seen === 'own' || seen.read.kind !== 'task') throw new Error('not read');
+    const handed = readForLatch(dir, 'h');
+    expect(handed.kind === 'task' && handed.task).toBe(seen.read.task); // the very object: not read again
+    const next = readForLatch(dir, 'h'); // once: this one reads the file
+    expect(next.kind === 'task' && next.task).not.toBe(seen.read.task);
+    expect(next.kind === 'task' && next.task.sessionId).toBe('s-h');
+
+    // read by the watcher, then rewritten by another writer: the file is read again
+    readTaskFile(file);
+    putTask({ id: 'h', state: 'done', sessionId: 's-h2' });
+    const fresh = readForLatch(dir, 'h');
+    expect(fresh.kind === 'task' && fresh.task.sessionId).toBe('s-h2');
+    // an open task is not kept for a release
+    putTask({ id: 'o', state: 'active', sessionId: 's-o' });
+    const open = readTaskFile(join(dir, 'o.json'));
+    if (open === null || open === 'own' || open.read.kind !== 'task') throw new Error('not read');
+    const opened = readForLatch(dir, 'o');
+    if (opened.kind !== 'task') throw new Error('not read');
+    expect(opened.task).not.toBe(open.read.task);
+    expect(opened.task).toEqual(open.read.task);
+  });
+
   it('keeps the file mode, and a symlink stays a link to the rewritten file', async () => {
     const file = putTask({ id: 'm', state: 'done' });
     fs.chmodSync(file, 0o640);

@@ -14,7 +14,7 @@ import { DryRunLatches, dryRunHost } from './dry-run.js';
 import { exitPriority, underPressure } from '../evidence/meminfo.js';
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from '../tasks/tasks.js';
-import type { LatchBase } from '../tasks/tasks.js';
+import type { LatchBase, WrittenStat } from '../tasks/tasks.js';
 import { readExit } from '../store/ledger.js';
 import { requestExitId } from '../../queues/session-exit.js';
 import { policyFrom, type Policy } from '../doctrine/verdict.js';
@@ -59,12 +59,12 @@ export async function closeProducers(p: Producers) {
  * event that comes later is only handled once more (a re-read; its step is idempotent).
  */
 export class OwnWrites {
-  private readonly digests = new Map<string, { digest: string; at: number }>();
+  private readonly digests = new Map<string, { digest: string; at: number; st?: WrittenStat }>();
   constructor(private readonly keepMs = 60_000) {}
-  note(file: string, text: string) {
+  note(file: string, text: string, st?: WrittenStat) {
     const now = Date.now();
     this.digests.delete(file); // re-inserted last: the map stays in the order of the writes
-    this.digests.set(file, { digest: digestOf(text), at: now });
+    this.digests.set(file, { digest: digestOf(text), at: now, ...(st ? { st } : {}) });
     for (const [f, e] of this.digests) {
       if (now - e.at <= this.keepMs && this.digests.size <= 50_000) break;
       this.digests.delete(f);
@@ -74,6 +74,15 @@ export class OwnWrites {
   isOwn(file: string, content: string | Buffer) {
     const e = this.digests.get(file);
     return e !== undefined && e.digest === digestOf(content);
+  }
+  /**
+   * Is the file at this path, by a stat of it, still the very file sunset last wrote there (its inode, size and
+   * mtime)? One stat instead of a read: the watcher sees every latch's rename. A file another writer replaced
+   * is another inode; one written in place has a new mtime.
+   */
+  isOwnStat(file: string, st: { dev: number; ino: number; size: number; mtimeMs: number }) {
+    const w = this.digests.get(file)?.st;
+    return w !== undefined && w.ino === st.ino && w.dev === st.dev && w.size === st.size && w.mtimeMs === st.mtimeMs;
   }
 }
 
@@ -146,7 +155,7 @@ export async function latch(deps: PipelineDeps, taskId: string, patch: LatchPatc
   return latchTask(deps.config.fleet.tasksDir, taskId, patch, {
     base,
     maxExitRequests: deps.config.maxExitRequests,
-    onWrite: (file, text) => deps.ownWrites.note(file, text),
+    onWrite: (file, text, st) => deps.ownWrites.note(file, text, st),
   });
 }
 

@@ -136,6 +136,7 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       dir: config.fleet.tasksDir,
       log,
       isOwnWrite: (f, t) => deps.ownWrites.isOwn(f, t),
+      isOwnStat: (f, st) => deps.ownWrites.isOwnStat(f, st),
       onTask: async (taskId, read) => {
         // the watcher has just read the file: use that, but for what loadTask must report (invalid, gone)
         const task = read.kind === 'task' ? read.task : await loadTask(deps, taskId);

@@ -299,9 +299,9 @@ export interface SwapOptions {
  * Replace `target` by `data` only if it still holds exactly `expected`: the temp file is written (on the
  * thread pool), then the compare and the rename run at once, synchronously — only that stretch is open to
  * a writer that takes no lock. Durable when it resolves: the file fsynced, then the folder (syncDirAfter).
- * @returns swapped false when the file had changed (nothing written); else the new file's mtime.
+ * @returns swapped false when the file had changed (nothing written); else the new file's mtime and inode.
  */
-export async function swapIfUnchanged(target: string, expected: Buffer, data: Buffer, o: SwapOptions): Promise<{ swapped: false } | { swapped: true; mtimeMs: number }> {
+export async function swapIfUnchanged(target: string, expected: Buffer, data: Buffer, o: SwapOptions): Promise<{ swapped: false } | { swapped: true; mtimeMs: number; dev: number; ino: number; size: number }> {
   let fd: number | null = await openAsync(o.tmp, CREATE_FLAGS, 0o600);
   let renamed = false;
   try {
@@ -315,7 +315,7 @@ export async function swapIfUnchanged(target: string, expected: Buffer, data: Bu
       }
     }
     if (o.syncFirst) await fsyncAsync(fd);
-    const mtimeMs = fs.fstatSync(fd).mtimeMs;
+    const { mtimeMs, dev, ino, size } = fs.fstatSync(fd);
     await o.beforeSwap?.();
 
     // compare, then swap at once
@@ -326,7 +326,7 @@ export async function swapIfUnchanged(target: string, expected: Buffer, data: Bu
     fs.closeSync(fd);
     fd = null;
     await syncDirAfter(dirname(target));
-    return { swapped: true, mtimeMs };
+    return { swapped: true, mtimeMs, dev, ino, size };
   } finally {
     if (fd !== null) fs.closeSync(fd);
     if (!renamed) fs.rmSync(o.tmp, { force: true });

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { swapIfUnchanged, tempNameFor } from '../store/atomic-file.js';
 import { acquireLock, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError } from '../store/file-lock.js';
 import { setTopLevelMembers } from './json-edit.js';
-import { errCode, GONE, readFileBytesSync, unreadable } from './read-tasks.js';
+import { errCode, GONE, readFileBytesSync, takeRecentRead, unreadable } from './read-tasks.js';
 import {
   EXIT_REQUESTS_CEILING,
   isIsoTime,
@@ -67,11 +67,19 @@ function checkPatch(patch: LatchPatch): void {
   if (n !== undefined && !(Number.isInteger(n) && n >= 0)) throw new TypeError(`latch exitRequests: must be a whole number (got ${preview(n)})`);
 }
 
+/** What a stat of a file the latch wrote gives while no one has changed it since (a rename changes its ctime, not these). */
+export interface WrittenStat {
+  dev: number;
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
 export interface LatchOptions {
   /** The most exit requests to record. @defaultValue 3 */
   maxExitRequests?: number;
-  /** Called after each successful rename (the watcher uses it to ignore its own events). */
-  onWrite?: (file: string, text: string) => void;
+  /** Called after each successful rename, with the new file's inode (the watcher uses it to ignore its own events). */
+  onWrite?: (file: string, text: string, st: WrittenStat) => void;
   /** How long to wait for another writer's lock before giving up. @defaultValue 12000 */
   lockWaitMs?: number;
   /** Test seam: runs after the new text is in the temp file, just before the compare-and-swap. */
@@ -158,9 +166,9 @@ function load(file: string): Loaded {
   let target: string;
   let bytes: FileBytes | 'not-file';
   try {
-    // a symlinked task file is rewritten where it points, so the link stays a link
-    // .native: one realpath(3) call, not an lstat of every path component (the latch's hot path)
-    target = fs.realpathSync.native(file);
+    // a symlinked task file is rewritten where it points, so the link stays a link (one lstat tells; realpath(3)
+    // reads every component of the path, and the latch's hot path rarely meets a link)
+    target = fs.lstatSync(file).isSymbolicLink() ? fs.realpathSync.native(file) : file;
     bytes = readFileBytesSync(target);
   } catch (e) {
     if (GONE.has(errCode(e) ?? '')) throw new TaskInvalidError(`task file ${file} is gone`, file);
@@ -184,10 +192,17 @@ export function readForLatch(dir: string, id: string): { kind: 'task'; task: Tas
   const bad = validateTaskId(id);
   const file = join(dir, `${id}.json`);
   if (bad) return { kind: 'invalid', invalid: { file: `${String(id)}.json`, name: `${String(id)}.json`, problem: `${bad} (${preview(id)})`, parsed: false, sessionIds: [], text: null } };
-  let target: string;
+  let target = file;
   let bytes: FileBytes | 'not-file';
   try {
-    target = fs.realpathSync.native(file);
+    // one lstat: a plain file is its own target (a symlink's is found by realpath), and the watcher may just have read it
+    const l = fs.lstatSync(file);
+    if (l.isSymbolicLink()) target = fs.realpathSync.native(file);
+    else if (!l.isFile()) return { kind: 'missing' };
+    else {
+      const seen = takeRecentRead(file, l);
+      if (seen) return { kind: 'task', task: seen.task, base: { file, target, bytes: seen.bytes, task: seen.task, text: seen.text } };
+    }
     bytes = readFileBytesSync(target);
   } catch (e) {
     if (GONE.has(errCode(e) ?? '')) return { kind: 'missing' };
@@ -241,7 +256,7 @@ async function latchOnce(
         await sleep(Math.random() * 2 * Math.min(attempt, 5));
         continue;
       }
-      opts.onWrite?.(file, newText);
+      opts.onWrite?.(file, newText, { dev: swap.dev, ino: swap.ino, size: swap.size, mtimeMs: swap.mtimeMs });
       return { changed: true, task: withMtime(edited, swap.mtimeMs), applied };
     }
   } finally {

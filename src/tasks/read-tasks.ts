@@ -211,11 +211,56 @@ export async function readTasks(dir: string, opts: ReadTasksOptions = {}): Promi
 /** What reading one task file found. */
 export type TaskRead = { kind: 'task'; task: Task } | { kind: 'invalid'; invalid: InvalidTask } | { kind: 'missing' };
 
+// ---------------------------------------------------------------------------------------------
+// the watcher's reads, handed to the release job that follows in this process
+
+/** How long a watcher's read of a terminal task is kept for the chain job that follows it, and how many. */
+const RECENT_MS = 30_000;
+const MAX_RECENT = 4096;
+
+export interface RecentRead {
+  bytes: FileBytes & { buf: Buffer };
+  task: Task;
+  text: string;
+}
+
+const recent = new Map<string, RecentRead & { at: number }>();
+let recentTimer: NodeJS.Timeout | null = null;
+
+function remember(file: string, r: RecentRead) {
+  const now = Date.now();
+  recent.delete(file);
+  recent.set(file, { ...r, at: now });
+  for (const [f, e] of recent) {
+    if (now - e.at <= RECENT_MS && recent.size <= MAX_RECENT) break;
+    recent.delete(f);
+  }
+  // at rest nothing is kept
+  if (recentTimer) clearTimeout(recentTimer);
+  recentTimer = setTimeout(() => recent.clear(), RECENT_MS);
+  recentTimer.unref();
+}
+
+/**
+ * The watcher's read of this file, once (it is forgotten here), when a stat of the file taken now still gives
+ * exactly what that read's fstat gave (the same inode, size, mtime and ctime): the release job that follows reads
+ * nothing again. Null otherwise. What is written is still compared byte for byte first (the latch's swap).
+ */
+export function takeRecentRead(file: string, st: fs.Stats): RecentRead | null {
+  const r = recent.get(file);
+  if (!r) return null;
+  recent.delete(file);
+  const b = r.bytes;
+  if (Date.now() - r.at > RECENT_MS || b.ino === undefined || !sameKey({ dev: b.dev!, ino: b.ino, size: b.size, mtimeMs: b.mtimeMs, ctimeMs: b.ctimeMs! }, st)) return null;
+  return r;
+}
+
 /**
  * One task file read once, for the watcher: its text (to recognise sunset's own writes) and what it holds.
  * null when it is gone, not a regular file, or unreadable; text null when it is past MAX_SEARCH_BYTES (never
  * one of sunset's own writes). `own`: 'own' when its bytes are one of sunset's own writes (not judged: the
- * watcher ignores them). A plain synchronous read, as readTasks does: cheaper than the thread pool.
+ * watcher ignores them). A terminal task read here is kept a moment for its release job (takeRecentRead).
+ * A plain synchronous read, as readTasks does: cheaper than the thread pool.
  */
 export function readTaskFile(file: string, own?: (bytes: Buffer) => boolean): { text: string | null; read: TaskRead } | 'own' | null {
   let bytes: FileBytes | 'not-file';
@@ -227,6 +272,7 @@ export function readTaskFile(file: string, own?: (bytes: Buffer) => boolean): { 
   if (bytes === 'not-file') return null;
   if (own && bytes.buf && own(bytes.buf)) return 'own';
   const judged = judge(file, bytes);
+  if (judged.kind === 'task' && judged.task.terminal && bytes.buf) remember(file, { bytes: bytes as RecentRead['bytes'], task: judged.task, text: judged.text });
   const text = judged.kind === 'task' ? judged.text : bytes.buf ? bytes.buf.toString('utf8') : null;
   return { text, read: judged.kind === 'task' ? { kind: 'task', task: judged.task } : judged };
 }

@@ -23,4 +23,4 @@ export {
   type TaskFile,
 } from './task-file.js';
 export { clearTaskCache, readTask, readTaskFile, readTasks, TASK_CACHE_SETTLE_MS, type ReadTasksOptions, type ReadTasksResult, type TaskRead } from './read-tasks.js';
-export { latchTask, LOCK_STALE_MS, lockFileFor, mergeLatched, readForLatch, type LatchBase, type LatchOptions, type LatchPatch } from './latch.js';
+export { latchTask, LOCK_STALE_MS, lockFileFor, mergeLatched, readForLatch, type LatchBase, type LatchOptions, type WrittenStat, type LatchPatch } from './latch.js';

@@ -1,6 +1,7 @@
 // The task-folder watcher: fs events (inotify), debounced per file, robust to tools that write by rename.
 // Any event on <id>.json re-reads that task and enqueues its next step; events caused by sunset's own
 // writes are ignored. A lost event only delays a step: the reconcile pass derives it again.
+import * as fs from 'node:fs';
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
@@ -12,8 +13,18 @@ export interface WatcherOptions {
   log: Logger;
   /** The file's bytes are one of sunset's own writes (its latches): not a change to act on. */
   isOwnWrite: (file: string, bytes: Buffer) => boolean;
+  /** The file, by a stat of it, is still the one sunset last wrote there (checked first: a stat, not a read). */
+  isOwnStat?: (file: string, st: fs.Stats) => boolean;
   /** `read`: what the watcher read to tell an own write from another's — the handler may use it rather than read the file again. */
   onTask: (taskId: string, read: TaskRead) => Promise<void>;
+}
+
+function statIfThere(file: string): fs.Stats | null {
+  try {
+    return fs.statSync(file, { throwIfNoEntry: false }) ?? null;
+  } catch {
+    return null;
+  }
 }
 
 export class TaskWatcher {
@@ -73,7 +84,11 @@ export class TaskWatcher {
     try {
       // one synchronous read (a small file): the thread pool's four round trips cost more, and it is
       // busy with the latches' creates and fsyncs during a burst
-      // and an own write is told by its bytes, before they are judged
+      // and an own write is told by a stat of the file, else by its bytes, before they are judged
+      if (this.o.isOwnStat) {
+        const st = statIfThere(file);
+        if (st === null || this.o.isOwnStat(file, st)) return;
+      }
       const r = readTaskFile(file, (bytes) => this.o.isOwnWrite(file, bytes));
       if (r === null || r === 'own') return;
       await this.o.onTask(name.slice(0, -'.json'.length), r.read);

@@ -1,0 +1,53 @@
+// The producers' adds: validated, under deterministic ids, and those of one turn of the event loop sent to
+// Redis together (one addBulk). A real Redis (the run's own, test/support/global-setup.ts), a host of its own.
+import { afterAll, describe, expect, it } from 'vitest';
+import { Producer } from '../queues/common.js';
+import { exitAskId, exitAskQueue } from '../queues/exit-ask.js';
+import { redisOptions } from '../src/redis.js';
+import { dropHost, uniqueHost } from './support/sunset.js';
+
+const REDIS_URL = process.env.REDIS_URL!;
+const host = uniqueHost();
+const ask = new Producer(exitAskQueue, host, redisOptions(REDIS_URL));
+afterAll(async () => {
+  await ask.close();
+  await dropHost(REDIS_URL, host);
+});
+
+describe('Producer.add', () => {
+  it('sends the adds of one turn together; each caller gets its own job; an id already there is not added twice', async () => {
+    const bulks: number[] = [];
+    const addBulk = ask.queue.addBulk.bind(ask.queue);
+    ask.queue.addBulk = (jobs) => {
+      bulks.push(jobs.length); // watched, not replaced: the jobs still go to Redis
+      return addBulk(jobs);
+    };
+    const ids = Array.from({ length: 40 }, (_, i) => `burst-${i}`);
+    const jobs = await Promise.all(ids.map((id) => ask.add(exitAskId(id), { taskId: id }, { delay: 3_600_000 })));
+    expect(jobs.map((j) => j.id)).toEqual(ids.map((id) => exitAskId(id)));
+    expect(bulks).toEqual([40]);
+    expect(await ask.queue.getDelayedCount()).toBe(40);
+    const first = await ask.queue.getJob(exitAskId('burst-0'));
+    expect(first?.data).toEqual({ taskId: 'burst-0' });
+    expect(first?.opts.delay).toBe(3_600_000);
+
+    // again, with one new among them: the forty stay as they were, one is added
+    const again = await Promise.all([...ids, 'burst-40'].map((id) => ask.add(exitAskId(id), { taskId: id }, { delay: 10 })));
+    expect(again.map((j) => j.id)).toEqual([...ids, 'burst-40'].map((id) => exitAskId(id)));
+    expect(await ask.queue.getDelayedCount()).toBe(41);
+    expect((await ask.queue.getJob(exitAskId('burst-1')))?.opts.delay).toBe(3_600_000);
+
+    // an add alone is an add
+    bulks.length = 0;
+    const one = await ask.add(exitAskId('alone'), { taskId: 'alone' }, { delay: 3_600_000 });
+    expect(one.id).toBe(exitAskId('alone'));
+    expect(bulks).toEqual([]);
+  });
+
+  it('refuses bad data as a rejected promise, and the rest of its turn is still added', async () => {
+    const good = ask.add(exitAskId('good'), { taskId: 'good' }, { delay: 3_600_000 });
+    const bad = ask.add(exitAskId('bad'), { taskId: '' } as never);
+    await expect(bad).rejects.toThrow();
+    expect((await good).id).toBe(exitAskId('good'));
+  });
+});
