@@ -52,6 +52,31 @@ describe('idle notices', () => {
     expect(ctx.sunset.exitCalls).toEqual([]);
   });
 
+  it('a busy session that offers no notices: its session file saying idle wakes the deferred ask at once; its file going ends a chain', async () => {
+    ctx.fleet.withoutIdleNotices();
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    const b = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.withoutIdleNotices(false);
+    for (const [id, s] of [['f1', a], ['f2', b]] as const) {
+      ctx.fleet.setStatus(s, 'busy');
+      ctx.fleet.writeTask({ id, state: 'done', sessionId: s.sessionId });
+    }
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, SLOW_RECHECK));
+    await until('both asks deferred', () => ['f1', 'f2'].every((id) => ctx.sunset!.events.some((e) => e.event === 'ask:deferred' && e.taskId === id)));
+    expect(ctx.fleet.idleRequests(a)).toEqual([]); // no notices offered: none asked for
+    ctx.fleet.setStatus(a, 'idle'); // its sessions/<pid>.json says so, as Claude Code rewrites it
+    await until('f1 asked, requested and exited well inside the recheck', () => Boolean(task('f1').exitedAt));
+    expect(ctx.sunset.events.find((e) => e.event === 'idle:file-moved' && e.sessionId === a.sessionId)).toMatchObject({ state: 'idle', woke: [expect.stringMatching(/^ask\//)] });
+    expect(ctx.fleet.messages(a)).toHaveLength(1);
+    // b, still busy, is stopped by a person: its file goes, and its chain ends at once, nothing asked
+    expect(task('f2').exitAskedAt).toBeUndefined();
+    await ctx.fleet.stop(b);
+    await until('f2 exitedAt latched', () => Boolean(task('f2').exitedAt));
+    expect(ctx.sunset.events.find((e) => e.event === 'idle:file-moved' && e.sessionId === b.sessionId)).toMatchObject({ state: 'exited' });
+    expect(task('f2').exitAskedAt).toBeUndefined();
+    expect(ctx.fleet.messages(b)).toEqual([]);
+  });
+
   it('one request per session however many jobs wait on it; none for a protection a turn does not end, none when turned off, none in a dry run', async () => {
     const busy = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     ctx.fleet.setStatus(busy, 'busy');

@@ -358,6 +358,8 @@ setInterval(() => {
 }, 25).unref();
 
 if (!existsSync(p('no-socket'))) {
+  // registry/no-notify: a session whose socket offers no idle notices (an older CLI's), as its peerFeatures say
+  const notify = !existsSync(p('no-notify'));
   try {
     mkdirSync(dirname(socketPath), { recursive: true });
     server.listen(socketPath, () => {
@@ -373,15 +375,25 @@ if (!existsSync(p('no-socket'))) {
         ...(tmuxPane ? { tmux: `agent-${opts.id}:@0.${tmuxPane}` } : {}),
         messagingSocketPath: socketPath,
         peerProtocol: 1,
-        peerFeatures: ['notify_idle'],
-        status: 'idle',
+        peerFeatures: notify ? ['notify_idle'] : [],
+        status: currentStatus(),
       };
-      try {
-        mkdirSync(dirname(sessionFile), { recursive: true });
-        writeAtomic(sessionFile, JSON.stringify(file, null, 2));
-      } catch {
-        /* tearing down */
-      }
+      const write = () => {
+        try {
+          mkdirSync(dirname(sessionFile), { recursive: true });
+          writeAtomic(sessionFile, JSON.stringify(file, null, 2));
+        } catch {
+          /* tearing down */
+        }
+      };
+      write();
+      // the file's status follows the session's, rewritten as Claude Code rewrites it when a turn starts or ends
+      setInterval(() => {
+        const now = currentStatus();
+        if (leaving || now === file.status) return;
+        file.status = now;
+        write();
+      }, 25).unref();
     });
     server.unref();
   } catch {

@@ -784,6 +784,13 @@ export class TestFleet {
     return this.logOf('notices.jsonl', a);
   }
 
+  /** Agents started after this offer no idle notices (peerFeatures without notify_idle), as an older CLI's sessions. */
+  withoutIdleNotices(on = true): void {
+    const f = join(this.registryDir, 'no-notify');
+    if (on) writeFileSync(f, '1');
+    else rmSync(f, { force: true });
+  }
+
   /** Agents started after this keep no messaging socket (and write no sessions/<pid>.json): the ask falls back. */
   withoutSockets(on = true): void {
     const f = join(this.registryDir, 'no-socket');

@@ -53,6 +53,8 @@ export class IdleNotices {
   /** sessionId → when its last notice came, and what it said */
   private readonly said = new Map<string, { at: number; state: string }>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  /** sessionId → the deferred jobs a move of its session file may end (a session's sessions/<pid>.json: session-watch.ts) */
+  private readonly byFile = new Map<string, Map<string, Wake>>();
   private closed = false;
 
   constructor(private readonly d: IdleNoticeDeps) {}
@@ -73,9 +75,15 @@ export class IdleNotices {
     return this.said.get(sessionId)?.state === 'exited';
   }
 
-  /** Ask the session to say when it next goes idle or exits, and promote `wake` then. Never throws. */
+  /**
+   * Ask the session to say when it next goes idle or exits, and promote `wake` then. Never throws. A busy
+   * session's job is also promoted when its session file says it went idle or the file goes (session-watch.ts):
+   * the fallback for a session that offers no notices, and a second chance for one that does.
+   */
   watch(view: SessionView | undefined, wake: Wake, why: 'busy' | 'confirm' = 'busy'): void {
-    if (this.closed || !view?.evidence.socket || !view.evidence.notifyIdle) return;
+    if (this.closed || !view) return;
+    if (why === 'busy' && view.due?.passes !== false && view.reasons.some((r) => ENDS_WITH_THE_TURN.has(r))) this.onFileMove(view.sessionId, wake);
+    if (!view.evidence.socket || !view.evidence.notifyIdle) return;
     if (why === 'busy' && !IdleNotices.worthIt(view)) return;
     const target = view.evidence.socket;
     const p = this.pending.get(target);
@@ -96,6 +104,40 @@ export class IdleNotices {
     }, wait);
     t.unref();
     this.timers.add(t);
+  }
+
+  private onFileMove(sessionId: string, wake: Wake) {
+    let w = this.byFile.get(sessionId);
+    if (!w) {
+      if (this.byFile.size >= 10_000) this.byFile.delete(this.byFile.keys().next().value!);
+      this.byFile.set(sessionId, (w = new Map()));
+    }
+    w.set(`${wake.queue}/${wake.jobId}`, wake);
+  }
+
+  /** How many sessions have jobs waiting on a move of their session file (session-watch.ts: worth watching). */
+  get waitingOnFiles(): number {
+    return this.byFile.size;
+  }
+
+  /**
+   * The session's file says it went idle, or is gone (its process ended): promote every job waiting on it, as a
+   * notice would. A wrong guess costs one look: the job is judged again on a sweep taken after this.
+   */
+  async moved(sessionId: string, state: 'idle' | 'exited'): Promise<string[]> {
+    const wakes = new Map(this.byFile.get(sessionId));
+    this.byFile.delete(sessionId);
+    for (const entry of this.pending.values()) {
+      if (entry.sessionId !== sessionId) continue;
+      for (const [k, w] of entry.wakes) wakes.set(k, w);
+    }
+    if (!wakes.size) return [];
+    this.said.set(sessionId, { at: Date.now(), state });
+    if (this.said.size > 10_000) this.said.delete(this.said.keys().next().value!);
+    const woke: string[] = [];
+    for (const w of wakes.values()) if (await this.d.promote(w).catch(() => false)) woke.push(w.jobId);
+    this.d.log.info({ event: 'idle:file-moved', sessionId, state, woke }, `session ${sessionId}'s file says it is ${state === 'exited' ? 'gone' : state}: ${woke.length ? `looking again now (${woke.join(', ')})` : 'nothing was waiting on it'}`);
+    return woke;
   }
 
   private async send(target: string, entry: Pending): Promise<void> {
@@ -171,6 +213,7 @@ export class IdleNotices {
     const entry = target ? this.pending.get(target) : undefined;
     if (!target || !entry || entry.msgId !== m.orig_msg_id) return; // not ours, or an answer already taken
     this.forget(target, entry);
+    this.byFile.delete(entry.sessionId); // promoted below, or already: what the file would say adds nothing
     const state = m.state === 'exited' ? 'exited' : m.state === 'idle' ? 'idle' : 'unknown';
     this.said.set(entry.sessionId, { at: Date.now(), state });
     if (this.said.size > 10_000) this.said.delete(this.said.keys().next().value!);

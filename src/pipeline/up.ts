@@ -11,6 +11,7 @@ import { versionNote } from '../evidence/claude-code.js';
 import { closeProducers, createDeps, loadTask, redisLinkOf, type PipelineDeps } from './deps.js';
 import { chainOfTask, schedule as scheduleChain } from './chains.js';
 import { startJobWatch } from './job-watch.js';
+import { startSessionWatch } from './session-watch.js';
 import { syncPins } from './pins.js';
 import { createReleaseProcessor } from '../../workers/release.js';
 import { createAskProcessor } from '../../workers/exit-ask.js';
@@ -98,6 +99,10 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
   const workers: Worker[] = [];
   const reconcileProcessor = createReconcileProcessor(deps);
   if (roles.has('workers')) {
+    // Claude Code's session files as events: a job deferred on a busy session is looked at again when its file
+    // says it went idle, or the file goes (src/pipeline/session-watch.ts); the chain jobs' wakes live here
+    const sessions = startSessionWatch(config.fleet.claudeDir, deps.idle, log);
+    if (sessions) life.add('session watcher', sessions);
     const w = config.windows;
     // Locks are renewed while a job runs; a short lock lets a crashed process's job come back soon (stalled).
     const lock = 2 * config.probeTimeout + 5000;
