@@ -1,6 +1,6 @@
 // What every queue shares: the `{sunset}` prefix (a Redis Cluster hash tag), names that carry the host,
 // bounded retention, and a producer that validates job data with the queue's own zod schema before add().
-import { Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq';
+import { Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq/dist/cjs/classes/index.js';
 import { z } from 'zod';
 import { QUEUE_PREFIX, queueName } from '../src/config.js';
 

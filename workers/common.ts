@@ -1,6 +1,6 @@
 // What every worker shares: validate job data first (bad data is unrecoverable, never retried), and
 // defer a job to a later time under the same id (move to delayed) for a passing protection.
-import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq/dist/cjs/classes/index.js';
 import type { z } from 'zod';
 
 export function jobData<S extends z.ZodType>(schema: S, job: Job): z.output<S> {

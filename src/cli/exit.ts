@@ -1,4 +1,4 @@
-import { QueueEvents } from 'bullmq';
+import { QueueEvents } from 'bullmq/dist/cjs/classes/index.js';
 import { createDeps, closeProducers, redisLinkOf } from '../pipeline/deps.js';
 import { requestPersonExit } from '../pipeline/person-exit.js';
 import { PREFIX } from '../../queues/common.js';

@@ -4,7 +4,7 @@
 // (src/doctrine/chain.ts); this file only maps a step to a job. Idempotent: reconcile, the watcher and every
 // worker call schedule(), so a lost event, a restart or a flushed Redis only delays a step, never loses or
 // repeats one.
-import { DelayedError, UnrecoverableError } from 'bullmq';
+import { DelayedError, UnrecoverableError } from 'bullmq/dist/cjs/classes/index.js';
 import { chainStep, type ChainFacts, type ChainStep } from '../doctrine/chain.js';
 import { taskChain } from '../doctrine/verdict.js';
 import { TaskBusyError, TaskInvalidError, type LatchPatch, type Task } from '../tasks/tasks.js';

@@ -1,7 +1,7 @@
 // What the pipeline's workers share: producers for every queue, the task store with own-write tracking,
 // the evidence source, the audit log and alarms, and the one judgement of a task's session.
 import { createHash } from 'node:crypto';
-import { Job, type ConnectionOptions, type Queue } from 'bullmq';
+import { Job, type ConnectionOptions, type Queue } from 'bullmq/dist/cjs/classes/index.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { dryRunAuditFile, fileAudit, type Audit } from '../store/audit.js';

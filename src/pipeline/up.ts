@@ -1,7 +1,7 @@
 // `sunset up`: producers (the watcher, the reconcile and expire schedulers), workers (one per queue) and
 // the web, in one process or split by --role. Shutdown closes the watcher, workers, queues, then Redis, once.
 import { existsSync } from 'node:fs';
-import { Worker, type Processor } from 'bullmq';
+import { Worker, type Processor } from 'bullmq/dist/cjs/classes/index.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import type { Audit } from '../store/audit.js';

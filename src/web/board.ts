@@ -4,7 +4,7 @@
 // of redisUrl, or the Cluster of redisCluster. In a Cluster, SCAN runs on every master (a keyless command
 // would reach one node at random; the `{sunset}` keys all live on the one node that owns their slot).
 // Bull Board itself (src/web/board-ui.ts, ~10 MB of code) is loaded at the first request for /queues.
-import { Queue, type ConnectionOptions } from 'bullmq';
+import { Queue, type ConnectionOptions } from 'bullmq/dist/cjs/classes/index.js';
 import type { Cluster, Redis } from 'ioredis';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PREFIX } from '../../queues/common.js';
