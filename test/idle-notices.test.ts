@@ -61,7 +61,8 @@ describe('idle notices', () => {
       ctx.fleet.setStatus(s, 'busy');
       ctx.fleet.writeTask({ id, state: 'done', sessionId: s.sessionId });
     }
-    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, SLOW_RECHECK));
+    // no recheck and no reconcile pass in the test's time: only the session files' events can move these chains
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { recheck: 60_000, reconcileEvery: H } }));
     await until('both asks deferred', () => ['f1', 'f2'].every((id) => ctx.sunset!.events.some((e) => e.event === 'ask:deferred' && e.taskId === id)));
     expect(ctx.fleet.idleRequests(a)).toEqual([]); // no notices offered: none asked for
     ctx.fleet.setStatus(a, 'idle'); // its sessions/<pid>.json says so, as Claude Code rewrites it

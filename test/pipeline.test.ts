@@ -125,6 +125,7 @@ describe('the exit pipeline', () => {
     for (const [id, a] of [['s', withSocket], ['n', withoutSocket], ['r', refusing]] as const) ctx.fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { askWait: 60_000 } }));
     await until('the two asked', () => Boolean(task('s').exitAskedAt) && Boolean(task('n').exitAskedAt));
+    await until('the message read by its session', () => ctx.fleet.messages(withSocket).length > 0); // its reader logs it a moment after the send
     expect(ctx.fleet.messages(withSocket)).toHaveLength(1);
     expect(ctx.fleet.inboxFiles(withoutSocket)).toEqual(['sunset-exit-ask-n.json']);
     await until('the refusal said', () => ctx.sunset!.events.some((e) => e.event === 'ask:not-delivered' && e.taskId === 'r'));

@@ -209,12 +209,14 @@ function leave(how) {
 
 // ---- signals: record, never exit (unless the harness is tearing down) ----
 const SIGNALS = [
-  'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGPIPE', 'SIGALRM', 'SIGCONT',
+  'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGCONT',
   'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGVTALRM', 'SIGXCPU', 'SIGXFSZ', 'SIGURG', 'SIGPWR', 'SIGSYS',
   'SIGTRAP', 'SIGABRT', 'SIGIO', 'SIGSTKFLT', 'SIGPROF',
 ];
 // SIGWINCH is deliberately not recorded: tmux sends it to a pane's process whenever a client attaches
-// or the window is resized, which is not something a supervisor did to the session.
+// or the window is resized, which is not something a supervisor did to the session. Nor SIGPIPE: the kernel
+// raises it in a process that writes to a socket its peer has closed (an idle notice answered to a sunset that
+// has just stopped), as node's default ignores it; nobody sent it.
 for (const sig of SIGNALS) {
   try {
     process.on(sig, () => {
@@ -233,6 +235,10 @@ if (opts.transcript) {
   mkdirSync(dirname(opts.transcript), { recursive: true });
   transcriptLine({ type: 'start', pid, kind: opts.kind, mode: opts.mode });
 }
+// the harness's switches for agents started now, read before this agent says it is up (the harness may turn them
+// off again as soon as the spawn returns): no messaging socket, or one that offers no idle notices
+const NO_SOCKET = existsSync(p('no-socket'));
+const NO_NOTIFY = existsSync(p('no-notify'));
 appendLine(p('pids.jsonl'), { id: opts.id, pid, kind: opts.kind, at: now() });
 if (opts.kind === 'background' && !readJob()) writeJob({ state: 'working', tempo: 'idle', needs: null, inFlight: { tasks: 0, queued: 0 } });
 writeRow({});
@@ -357,9 +363,9 @@ setInterval(() => {
   if (Date.now() - idleSince >= 50) void answerNotices('idle');
 }, 25).unref();
 
-if (!existsSync(p('no-socket'))) {
+if (!NO_SOCKET) {
   // registry/no-notify: a session whose socket offers no idle notices (an older CLI's), as its peerFeatures say
-  const notify = !existsSync(p('no-notify'));
+  const notify = !NO_NOTIFY;
   try {
     mkdirSync(dirname(socketPath), { recursive: true });
     server.listen(socketPath, () => {

@@ -13,6 +13,7 @@ import { readJobState } from '../evidence/claude-code.js';
 import type { PipelineDeps } from './deps.js';
 import { beginJobChains } from './chains.js';
 import { syncPins } from './pins.js';
+import { Debounced } from './debounced.js';
 
 export interface JobWatchOptions {
   jobsDir: string;
@@ -25,12 +26,16 @@ export interface JobWatchOptions {
 export class JobWatcher {
   private root: FSWatcher | null = null;
   private readonly folders = new Map<string, FSWatcher>();
-  private readonly changed = new Set<string>();
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
+  private readonly batch: Debounced;
   private closed = false;
 
-  constructor(private readonly o: JobWatchOptions) {}
+  constructor(private readonly o: JobWatchOptions) {
+    this.batch = new Debounced({
+      debounceMs: o.debounceMs ?? 250,
+      run: (ids) => o.onChange(ids),
+      onError: (err) => o.log.warn({ event: 'jobs-watch:failed', error: err?.message ?? String(err) }, `a job's change could not be looked at: ${err?.message ?? err}`),
+    });
+  }
 
   start(): void {
     if (this.closed || this.root) return;
@@ -79,32 +84,7 @@ export class JobWatcher {
   }
 
   private poke(id: string): void {
-    this.changed.add(id);
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.flush();
-    }, this.o.debounceMs ?? 250);
-    this.timer.unref();
-  }
-
-  private async flush(): Promise<void> {
-    if (this.closed) return;
-    // one look at a time; events meanwhile wait for the next
-    if (this.running) {
-      await this.running;
-      if (this.changed.size && !this.timer) this.poke([...this.changed][0]);
-      return;
-    }
-    const ids = [...this.changed];
-    this.changed.clear();
-    this.running = this.o
-      .onChange(ids)
-      .catch((err: any) => this.o.log.warn({ event: 'jobs-watch:failed', error: err?.message ?? String(err) }, `a job's change could not be looked at: ${err?.message ?? err}`))
-      .finally(() => {
-        this.running = null;
-      });
-    await this.running;
+    if (!this.closed) this.batch.poke(id);
   }
 
   private drop(): void {
@@ -114,11 +94,10 @@ export class JobWatcher {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
     this.drop();
     for (const w of this.folders.values()) w.close();
     this.folders.clear();
-    await this.running;
+    await this.batch.close();
   }
 }
 

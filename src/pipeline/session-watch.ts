@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import { jsonObject } from '../evidence/claude-code.js';
 import { readCachedText } from '../evidence/file-cache.js';
 import type { IdleNotices } from './idle-notices.js';
+import { Debounced } from './debounced.js';
 
 /** What a session file says, as far as a wake is concerned. */
 interface Seen {
@@ -40,13 +41,17 @@ export interface SessionWatchOptions {
 export class SessionWatcher {
   private w: FSWatcher | null = null;
   private retry: NodeJS.Timeout | null = null;
-  private timer: NodeJS.Timeout | null = null;
   private readonly last = new Map<string, Seen>();
-  private readonly changed = new Set<string>();
-  private running: Promise<void> | null = null;
+  private readonly batch: Debounced;
   private closed = false;
 
-  constructor(private readonly o: SessionWatchOptions) {}
+  constructor(private readonly o: SessionWatchOptions) {
+    this.batch = new Debounced({
+      debounceMs: o.debounceMs ?? 100,
+      run: (names) => this.look(names),
+      onError: (err) => o.log.warn({ event: 'sessions-watch:failed', error: err?.message ?? String(err) }, `a session file's change could not be looked at: ${err?.message ?? err}`),
+    });
+  }
 
   start(): void {
     if (this.closed || this.w) return;
@@ -83,30 +88,7 @@ export class SessionWatcher {
   }
 
   private poke(name: string) {
-    this.changed.add(name);
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.flush();
-    }, this.o.debounceMs ?? 100);
-    this.timer.unref();
-  }
-
-  private async flush(): Promise<void> {
-    if (this.closed) return;
-    if (this.running) {
-      await this.running;
-      if (this.changed.size && !this.timer) this.poke([...this.changed][0]);
-      return;
-    }
-    const names = [...this.changed];
-    this.changed.clear();
-    this.running = this.look(names)
-      .catch((err: any) => this.o.log.warn({ event: 'sessions-watch:failed', error: err?.message ?? String(err) }, `a session file's change could not be looked at: ${err?.message ?? err}`))
-      .finally(() => {
-        this.running = null;
-      });
-    await this.running;
+    if (!this.closed) this.batch.poke(name);
   }
 
   private async look(names: string[]): Promise<void> {
@@ -131,11 +113,10 @@ export class SessionWatcher {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
     if (this.retry) clearTimeout(this.retry);
     this.w?.close();
     this.w = null;
-    await this.running;
+    await this.batch.close();
   }
 }
 
