@@ -32,9 +32,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     for (const c of open) {
       const t = c.task!;
       const view = t.sessionId && snap.roster.ok ? sessionFor(snap, t.sessionId) : null;
-      // (not while an exit job of ours is confirming: it latches the outcome itself, and a session that /exit sent
-      // to the background is still being finished by it — the gap before its successor's row looks like "gone")
-      if (t.releasedAt && t.sessionId && snap.roster.ok && c.step?.step !== 'confirm') {
+      if (t.releasedAt && t.sessionId && snap.roster.ok) {
         if (!view || view.verdict === 'record' || view.verdict === 'gone') {
           await endedElsewhere(deps, t, view).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: t.id, error: err.message }, `task ${t.id}: ${err.message}`));
           ended++;
