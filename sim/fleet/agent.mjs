@@ -394,12 +394,13 @@ if (!NO_SOCKET) {
       };
       write();
       // the file's status follows the session's, rewritten as Claude Code rewrites it when a turn starts or ends
+      // (looked at five times a second: a census fleet runs hundreds of these)
       setInterval(() => {
         const now = currentStatus();
         if (leaving || now === file.status) return;
         file.status = now;
         write();
-      }, 25).unref();
+      }, 200).unref();
     });
     server.unref();
   } catch {
