@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { swapIfUnchanged, tempNameFor } from '../store/atomic-file.js';
 import { acquireLock, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError } from '../store/file-lock.js';
 import { setTopLevelMembers } from './json-edit.js';
-import { errCode, GONE, readFileBytesSync, takeRecentRead, unreadable } from './read-tasks.js';
+import { badIdRead, errCode, GONE, readFileBytesSync, takeRecentRead, unreadable } from './read-tasks.js';
 import {
   EXIT_REQUESTS_CEILING,
   isIsoTime,
@@ -191,7 +191,7 @@ export type LatchBase = Loaded;
 export function readForLatch(dir: string, id: string): { kind: 'task'; task: Task; base: LatchBase } | { kind: 'invalid'; invalid: InvalidTask } | { kind: 'missing' } {
   const bad = validateTaskId(id);
   const file = join(dir, `${id}.json`);
-  if (bad) return { kind: 'invalid', invalid: { file: `${String(id)}.json`, name: `${String(id)}.json`, problem: `${bad} (${preview(id)})`, parsed: false, sessionIds: [], text: null } };
+  if (bad) return badIdRead(id, bad);
   let target = file;
   let bytes: FileBytes | 'not-file';
   try {

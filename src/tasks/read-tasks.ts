@@ -277,13 +277,16 @@ export function readTaskFile(file: string, own?: (bytes: Buffer) => boolean): { 
   return { text, read: judged.kind === 'task' ? { kind: 'task', task: judged.task } : judged };
 }
 
+/** What reading a task by an id that could not name a task file gives (readTask, readForLatch). */
+export function badIdRead(id: string, bad: string): { kind: 'invalid'; invalid: InvalidTask } {
+  const name = `${String(id)}.json`;
+  return { kind: 'invalid', invalid: { file: name, name, problem: `${bad} (${preview(id)})`, parsed: false, sessionIds: [], text: null } };
+}
+
 /** One task by id. An id that could not name a task file is reported as invalid. */
 export async function readTask(dir: string, id: string): Promise<TaskRead> {
   const bad = validateTaskId(id);
-  if (bad) {
-    const name = `${String(id)}.json`;
-    return { kind: 'invalid', invalid: { file: name, name, problem: `${bad} (${preview(id)})`, parsed: false, sessionIds: [], text: null } };
-  }
+  if (bad) return badIdRead(id, bad);
   const r = readOne(join(dir, `${id}.json`));
   if (r === 'missing') return { kind: 'missing' };
   if (r.kind === 'task') return { kind: 'task', task: r.task };
