@@ -5,7 +5,7 @@
 // worker call schedule(), so a lost event, a restart or a flushed Redis only delays a step, never loses or
 // repeats one.
 import { DelayedError, UnrecoverableError } from 'bullmq/dist/cjs/classes/index.js';
-import { chainStep, type ChainFacts, type ChainStep } from '../doctrine/chain.js';
+import { chainOpen, chainStep, type ChainFacts, type ChainStep } from '../doctrine/chain.js';
 import { taskChain } from '../doctrine/verdict.js';
 import { TaskBusyError, TaskInvalidError, type LatchPatch, type Task } from '../tasks/tasks.js';
 import { readForLatch, type LatchBase } from '../tasks/tasks.js';
@@ -53,7 +53,8 @@ const exitIdOf = (ref: ChainRef, sessionId: string, n: number) => (ref.kind === 
 export const chainKey = (ref: ChainRef) => (ref.kind === 'task' ? `task/${ref.taskId}` : `job/${jobKey(ref.shortId, ref.start)}`);
 
 function withFinish(deps: PipelineDeps, ref: ChainRef, sessionId: string | null, f: ChainFacts): ChainFacts {
-  if (!f.requests || !sessionId || f.lastExitFinishedAt) return f;
+  // an ended chain's next step is its end whatever the ledger says: not read (reconcile sees 10,000 of them)
+  if (!f.requests || !sessionId || f.lastExitFinishedAt || !chainOpen(f)) return f;
   if (deps.dry) return f; // a dry run's exit jobs finish in its latches (lastExitFinishedAt), never in the ledger
   const finished = readExit(deps.config.stateDir, exitIdOf(ref, sessionId, f.requests))?.finishedAt;
   return finished ? { ...f, lastExitFinishedAt: finished } : f;

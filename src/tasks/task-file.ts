@@ -42,8 +42,8 @@ export interface Task extends TaskFacts {
   file: string;
   mtimeMs: number;
   /**
-   * The whole parsed object, unknown fields included — when the file was read for this call. A task readTasks
-   * serves from its cache (an unchanged file) has an empty raw: what sunset reads is in the fields above.
+   * The whole parsed object, unknown fields included — from readTask, readTaskFile and the latch. A task
+   * readTasks gives (a folder's sweep) has an empty raw: what sunset reads is in the fields above.
    */
   raw: Record<string, unknown>;
 }
