@@ -100,7 +100,9 @@ interface SweepRun {
 function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: string): Promise<SweepRun[]> {
   const script = join(dirname(CLI), '..', 'bench', 'sweep-child.js');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...shebangFlags(CLI), script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'], env: shebangEnv(CLI) });
+    // BENCH_SWEEP_NODE_ARGS: more node options for the sweep's process (--cpu-prof, to see where a sweep goes)
+    const extra = (process.env.BENCH_SWEEP_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...shebangFlags(CLI), ...extra, script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'], env: shebangEnv(CLI) });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
