@@ -10,6 +10,7 @@ import { endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/d
 import { beginJobChains, chainOfTask, schedule } from '../src/pipeline/chains.js';
 import { syncPins } from '../src/pipeline/pins.js';
 import { judge, type Act } from '../src/doctrine/judge.js';
+import { taskChainOpen } from '../src/doctrine/verdict.js';
 import type { ChainStep } from '../src/doctrine/chain.js';
 import type { FleetSnapshot } from '../src/evidence/fleet.js';
 import type { Task } from '../src/tasks/tasks.js';
@@ -24,10 +25,11 @@ export function createReconcileProcessor(deps: PipelineDeps) {
   let sweptLast = false;
   return async (_job?: Job) => {
     const jobs = deps.config.fleet.claudeDir !== null && (deps.config.fleet.jobChain || deps.config.fleet.pinProtected);
+    const sweep = () => deps.fleet(1000, { roster: 'cli', tmux: 'if-needed' });
     let snap: FleetSnapshot | null = null;
     let tasks: Task[];
     if (jobs || sweptLast) {
-      snap = await deps.fleet(1000, { roster: 'cli', tmux: 'if-needed' });
+      snap = await sweep();
       if (snap.probeErrors.tasks) return tasksFailed(snap.probeErrors.tasks);
       tasks = snap.tasks;
     } else {
@@ -37,12 +39,12 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     }
     // an ended chain (exited, given up) has no next step: not even built (a fleet's history is most of its tasks)
     const open = tasks
-      .filter((t) => t.terminal && !t.exitedAt && !t.exitGaveUpAt)
+      .filter((t) => t.terminal && taskChainOpen(t))
       .map((t) => chainOfTask(deps, t))
       .filter((c) => c.step && c.step.step !== 'end');
     sweptLast = open.length > 0;
     if (!open.length && !jobs) return { tasks: tasks.length, advanced: 0 };
-    snap ??= await deps.fleet(1000, { roster: 'cli', tmux: 'if-needed' });
+    snap ??= await sweep();
     let advanced = 0;
     let ended = 0;
     let idle = 0;

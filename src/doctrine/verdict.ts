@@ -81,6 +81,11 @@ export function taskChain(t: TaskFacts): ChainFacts {
   return f;
 }
 
+/** Is a task's chain still open (not exited, not given up)? chainOpen(taskChain(t)), without building the facts. */
+export function taskChainOpen(t: Pick<TaskFacts, 'exitedAt' | 'exitGaveUpAt'>): boolean {
+  return !t.exitedAt && !t.exitGaveUpAt;
+}
+
 /** An untasked session's chain, kept in stateDir by expire (per session and process start): the chain's facts without a kind. */
 export type ExpireFacts = Omit<ChainFacts, 'kind'>;
 

@@ -23,7 +23,7 @@ import { hookFacts, hooksDir } from './hooks.js';
 import { readExit } from '../store/ledger.js';
 import { jobExitId, requestExitId } from '../../queues/session-exit.js';
 import { hookFileName, listHookFiles, readHookState } from './hook-events.js';
-import { decide, policyFrom, type Decision, type Evidence, type ExpireFacts, type Policy, type SessionFacts, type TaskFacts } from '../doctrine/verdict.js';
+import { decide, policyFrom, taskChainOpen, type Decision, type Evidence, type ExpireFacts, type Policy, type SessionFacts, type TaskFacts } from '../doctrine/verdict.js';
 
 /** A pid-less row in one of these job states has ended; any other young pid-less row may still be starting. */
 const ENDED_STATES = new Set(['stopped', 'done', 'failed']);
@@ -366,7 +366,7 @@ function taskFacts(t: Task, stateDir: string): TaskFacts {
   const f: TaskFacts = { id: t.id, state: t.state, terminal: t.terminal, exitRequests: t.exitRequests };
   for (const k of ['releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt', 'exitGaveUpAt'] as const) if (t[k]) f[k] = t[k];
   // the next step is timed from when the latest exit job finished (the exit ledger, not the task file)
-  if (t.exitRequests > 0 && t.sessionId && t.terminal && !t.exitedAt && !t.exitGaveUpAt) {
+  if (t.exitRequests > 0 && t.sessionId && t.terminal && taskChainOpen(t)) {
     const finished = readExit(stateDir, requestExitId(t.id, t.sessionId, t.exitRequests))?.finishedAt;
     if (finished) f.lastExitFinishedAt = finished;
   }
