@@ -1,6 +1,8 @@
-// readProcTable on a /proc of our own making: what a sweep keeps between reads (argv, kernel threads) and
-// what makes it read again (a new comm, a pid whose /proc folder was made anew).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+// readProcTable on a /proc of our own making: what a sweep keeps between reads (argv) and what makes it read
+// again (a new comm, a pid whose /proc folder was made anew); and on the real /proc, whose stat files it keeps
+// open between sweeps: what it reads through them is each sweep's own (a process's state, its end).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -17,7 +19,7 @@ function proc(root: string, pid: number, text: string, argv: string[]) {
 }
 
 describe('readProcTable', () => {
-  it('keeps a settled process’s argv until its comm changes, and a kernel thread until its /proc folder is made anew', async () => {
+  it('keeps a settled process’s argv until its comm changes; reads every stat (a kernel thread’s too) each time', async () => {
     const root = mkdtempSync(join(tmpdir(), 'sunset-proc-'));
     try {
       proc(root, 10, stat(10, 'kworker/0:1', 2, PF_KTHREAD), []);
@@ -35,12 +37,11 @@ describe('readProcTable', () => {
       t = await readProcTable(root);
       expect(t.procs.get(20)?.argv).toEqual(['claude', 'agents']);
 
-      // a kernel thread's stat is not read again while its folder stays; a pid reused is a new folder, read at once
+      // a kernel thread's stat is read each time (its argv is never read); a pid reused is read as the new process
       writeFileSync(join(root, '10', 'stat'), stat(10, 'kworker/0:1', 2, PF_KTHREAD, 999));
       t = await readProcTable(root);
-      expect(t.procs.get(10)?.startTicks).toBe('100');
+      expect(t.procs.get(10)).toMatchObject({ startTicks: '999', argv: [] });
       rmSync(join(root, '10'), { recursive: true });
-      await new Promise((r) => setTimeout(r, 20)); // a new folder's ctime differs
       proc(root, 10, stat(10, 'claude', 1), ['claude', 'attach', 'c3d4']);
       t = await readProcTable(root);
       expect(t.procs.get(10)).toMatchObject({ ppid: 1, argv: ['claude', 'attach', 'c3d4'] });
@@ -53,4 +54,49 @@ describe('readProcTable', () => {
       rmSync(root, { recursive: true, force: true });
     }
   });
+
+  it('on the real /proc, a stat kept open reads as each sweep finds it: a process turned zombie, a process ended, a new one', async () => {
+    // `sleep 30` never reaps its child: the inner `sleep 0.3` turns zombie under it when it ends
+    const outer = spawn('sh', ['-c', 'sleep 0.3 & exec sleep 30'], { stdio: 'ignore' });
+    try {
+      const inner = await until(() => {
+        const kids = readFileSync(`/proc/${outer.pid}/task/${outer.pid}/children`, 'utf8').trim();
+        return kids ? Number(kids.split(' ')[0]) : null;
+      });
+      let t = await readProcTable();
+      expect(t.procs.get(inner)?.state).toMatch(/^[SR]$/);
+      expect(t.children.get(outer.pid!)).toContain(inner);
+      const zombie = await until(async () => ((await readProcTable()).procs.get(inner)?.state === 'Z' ? true : null));
+      expect(zombie).toBe(true);
+      // its end: the parent goes, the zombie is reaped by init; neither is in the next table
+      outer.kill('SIGKILL'); // our own test process
+      await until(async () => {
+        t = await readProcTable();
+        return !t.procs.has(outer.pid!) && !t.procs.has(inner) ? true : null;
+      });
+      // the files kept open are the processes listed now: none leaks past its process
+      const fds = readdirSync('/proc/self/fd').length;
+      const again = spawn('sleep', ['30'], { stdio: 'ignore' });
+      try {
+        await until(async () => ((await readProcTable()).procs.get(again.pid!)?.argv[0] === 'sleep' ? true : null));
+      } finally {
+        again.kill('SIGKILL');
+      }
+      await until(async () => (!(await readProcTable()).procs.has(again.pid!) ? true : null));
+      expect(readdirSync('/proc/self/fd').length).toBeLessThanOrEqual(fds);
+    } finally {
+      if (outer.exitCode === null && outer.signalCode === null) outer.kill('SIGKILL');
+    }
+  });
 });
+
+/** Poll until fn gives a value (not null), within 10 s. */
+async function until<T>(fn: () => T | null | Promise<T | null>): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const v = await fn();
+    if (v !== null) return v;
+    if (Date.now() > deadline) throw new Error('condition not met within 10 s');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -1,6 +1,6 @@
 // /proc, read once per sweep: every process's parent, state, start time and argv. No child processes.
 import { readdir } from 'node:fs/promises';
-import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 
 export interface ProcInfo {
@@ -90,37 +90,66 @@ function isKernelThread(stat: string): boolean {
 }
 
 /**
- * Kernel threads (PF_KTHREAD), by /proc/<pid>: half of a small box's processes, and never part of a
- * fleet. Kept while the /proc/<pid> folder's ctime stays (a pid reused is a new folder), so a sweep need not read
- * their stat again.
+ * Each process's /proc/<pid>/stat, kept open between sweeps (the real /proc only): a read at offset 0 of an open
+ * stat file is made anew by the kernel (state, parent, all of it), so a sweep reads each process with one call
+ * rather than an open, a read and a close (half the cost). The file is bound to the process, not to its number:
+ * once the process has ended a read fails (ESRCH), and a pid reused is opened anew. A pid the listing no longer
+ * shows is closed. Only so many are kept; beyond that the rest are read the plain way. (Files are opened
+ * close-on-exec: no child process inherits them.)
  */
-const kthreads = new Map<string, { ctimeMs: number; info: ProcInfo }>();
+const held = new Map<string, number>();
+const MAX_HELD = 1024;
 
-function readProc(procRoot: string, pid: number, kept?: Map<string, { key: string; argv: string[] }>, kept2?: Map<string, { ctimeMs: number; info: ProcInfo }>): ProcInfo | null {
-  const at = `${procRoot}/${pid}`;
-  const k = kthreads.get(at);
-  if (k) {
-    const st = statSync(at, { throwIfNoEntry: false });
-    if (st && st.ctimeMs === k.ctimeMs) {
-      kept2?.set(at, k);
-      return k.info;
+/** One stat file's text, through the one buffer: the kept file when there is one and its process lives, else opened (and kept when `keep` has room). */
+function readStatFile(at: string, keep: Map<string, number> | null): string {
+  const fd = held.get(at);
+  if (fd !== undefined) {
+    held.delete(at); // this sweep's now (another sweep in flight opens its own, and the spare is closed)
+    try {
+      const n = readSync(fd, small, 0, small.length, 0);
+      if (n < small.length) {
+        keepFd(keep, at, fd);
+        return small.toString('utf8', 0, n);
+      }
+    } catch {
+      /* ended: the pid, if listed, is another process now */
     }
+    closeSync(fd);
   }
+  if (!keep || keep.size >= MAX_HELD) return readSmall(`${at}/stat`);
+  const fresh = openSync(`${at}/stat`, 'r');
   try {
-    const stat = readSmall(`${at}/stat`);
+    const n = readSync(fresh, small, 0, small.length, 0);
+    if (n < small.length) {
+      keepFd(keep, at, fresh);
+      return small.toString('utf8', 0, n);
+    }
+  } catch (err) {
+    closeSync(fresh);
+    throw err;
+  }
+  closeSync(fresh);
+  return readFileSync(`${at}/stat`, 'utf8');
+}
+
+function keepFd(keep: Map<string, number> | null, at: string, fd: number): void {
+  const had = keep?.get(at);
+  if (!keep || (had !== undefined && had !== fd)) closeSync(fd);
+  else keep.set(at, fd);
+}
+
+function readProc(procRoot: string, pid: number, kept: Map<string, { key: string; argv: string[] }>, fds: Map<string, number> | null): ProcInfo | null {
+  const at = `${procRoot}/${pid}`;
+  try {
+    const stat = readStatFile(at, fds);
     const s = parseStat(pid, stat);
     if (!s) return null;
-    if (isKernelThread(stat) && kept2) {
-      const st = statSync(at, { throwIfNoEntry: false });
-      const info = { ...s, argv: [] };
-      if (st) kept2.set(at, { ctimeMs: st.ctimeMs, info });
-      return info;
-    }
+    if (isKernelThread(stat)) return { pid: s.pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv: [] };
     const key = `${s.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
     const hit = argvCache.get(at);
     if (hit && hit.key === key) {
-      kept?.set(at, hit);
-      return { ...s, argv: hit.argv };
+      kept.set(at, hit);
+      return { pid: s.pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv: hit.argv };
     }
     let cmd: Buffer;
     try {
@@ -130,8 +159,8 @@ function readProc(procRoot: string, pid: number, kept?: Map<string, { key: strin
     }
     const argv = cmd.length ? cmd.toString('utf8').replace(/\0$/, '').split('\0') : [];
     // kept once the process is past its start (a retitle happens there; one still exec'ing shows no argv yet)
-    if (argv.length && s.state !== 'Z' && Date.now() - s.startMs >= ARGV_SETTLE_MS) kept?.set(at, { key, argv });
-    return { ...s, argv };
+    if (argv.length && s.state !== 'Z' && Date.now() - s.startMs >= ARGV_SETTLE_MS) kept.set(at, { key, argv });
+    return { pid: s.pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv };
   } catch {
     return null; // ended between readdir and read
   }
@@ -149,17 +178,27 @@ export async function readProcTable(procRoot = '/proc'): Promise<ProcTable> {
   const procs = new Map<number, ProcInfo>();
   const children = new Map<number, number[]>();
   const kept = new Map<string, { key: string; argv: string[] }>();
-  const keptK = new Map<string, { ctimeMs: number; info: ProcInfo }>();
+  // stat files are kept open on the real /proc only: a folder of plain files (the tests' /proc) is read anew each time
+  const fds = procRoot === '/proc' ? new Map<string, number>() : null;
   for (let i = 0; i < pids.length; i++) {
     if (i > 0 && i % PROC_BATCH === 0) await yieldNow();
-    const p = readProc(procRoot, pids[i], kept, keptK);
+    const p = readProc(procRoot, pids[i], kept, fds);
     if (p) procs.set(p.pid, p);
   }
   // only the processes this read saw (another procRoot's entries too: tests read fake /proc folders, one at a time)
   argvCache.clear();
   for (const [k, v] of kept) argvCache.set(k, v);
-  kthreads.clear();
-  for (const [k, v] of keptK) kthreads.set(k, v);
+  if (fds) {
+    // what is still held was not listed (or not read) this time: its process has ended
+    for (const [k, fd] of held) if (k.startsWith(`${procRoot}/`)) {
+      held.delete(k);
+      closeSync(fd);
+    }
+    for (const [k, fd] of fds) {
+      if (held.has(k)) closeSync(fd); // another sweep, in flight beside this one, opened its own
+      else held.set(k, fd);
+    }
+  }
   for (const p of procs.values()) {
     const list = children.get(p.ppid);
     if (list) list.push(p.pid);
