@@ -339,9 +339,15 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
     }
     return v;
   });
-  const overhead = opts.rss !== false && procs ? fleetOverhead(procs, counted, cliNames, { claudeDir: f.claudeDir }) : null;
   pruneFileCache(); // an ended session's files are not kept
-  return { ...base, roster: { ok: true }, sessions, overhead };
+  const snap: FleetSnapshot = { ...base, roster: { ok: true }, sessions, overhead: null };
+  // what the fleet holds beside its sessions is worked out when first read (the census, the web, a report): the
+  // schedule's sweeps never read it, and it walks every process's ancestry (and a few environments) each time
+  if (opts.rss !== false && procs) {
+    let memo: Overhead | undefined;
+    Object.defineProperty(snap, 'overhead', { enumerable: true, configurable: true, get: () => (memo ??= fleetOverhead(procs, counted, cliNames, { claudeDir: f.claudeDir })) });
+  }
+  return snap;
 }
 
 /** A row after pass 1: its evidence, and whether pass 2 reads the tmux server for it. */

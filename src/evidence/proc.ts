@@ -50,14 +50,31 @@ export function pageBytes(): number {
 
 /** Parse /proc/<pid>/stat. The command name may hold spaces and parentheses: fields start after the last ')'. */
 export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | null {
+  const s = statFields(text);
+  if (!s) return null;
+  return { pid, ppid: s.ppid, state: s.state, startMs: btime() + (s.start * 1000) / CLK_TCK, startTicks: s.startTicks };
+}
+
+/**
+ * The fields a sweep reads from a stat line — state (field 3), ppid (4), flags (9), starttime (22) — found by
+ * scanning for the spaces between them: a split made ~50 strings a process, most of a sweep's garbage.
+ */
+function statFields(text: string): { state: string; ppid: number; flags: number; start: number; startTicks: string } | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
-  const f = text.slice(close + 2).split(' ');
-  // f[0] = state (field 3), f[1] = ppid (4), f[19] = starttime (22)
-  const ppid = Number(f[1]);
-  const start = Number(f[19]);
-  if (!Number.isFinite(ppid) || !Number.isFinite(start)) return null;
-  return { pid, ppid, state: f[0] ?? '?', startMs: btime() + (start * 1000) / CLK_TCK, startTicks: f[19] };
+  const at: number[] = [close + 2]; // where field 3 + k starts, k = 0 … 20
+  for (let k = 1; k <= 20; k++) {
+    let sp = text.indexOf(' ', at[k - 1]);
+    if (sp < 0 && k === 20) sp = text.trimEnd().length; // starttime the line's last field
+    if (sp < 0) return null;
+    at.push(sp + 1);
+  }
+  const field = (k: number) => text.slice(at[k], at[k + 1] - 1);
+  const ppid = Number(field(1));
+  const startTicks = field(19);
+  const start = Number(startTicks);
+  if (!Number.isFinite(ppid) || !Number.isFinite(start) || startTicks === '') return null;
+  return { state: field(0) || '?', ppid, flags: Number(field(6)), start, startTicks };
 }
 
 /**
@@ -83,11 +100,6 @@ function readSmall(path: string): string {
 
 /** PF_KTHREAD in stat's flags (field 9): a kernel thread, whatever its pid and parent (a container's pid 2 is no kthreadd). */
 const PF_KTHREAD = 0x00200000;
-function isKernelThread(stat: string): boolean {
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 8);
-  const flags = Number(f[6]);
-  return Number.isFinite(flags) && (flags & PF_KTHREAD) !== 0;
-}
 
 /**
  * Each process's /proc/<pid>/stat, kept open between sweeps (the real /proc only): a read at offset 0 of an open
@@ -142,9 +154,10 @@ function readProc(procRoot: string, pid: number, kept: Map<string, { key: string
   const at = `${procRoot}/${pid}`;
   try {
     const stat = readStatFile(at, fds);
-    const s = parseStat(pid, stat);
-    if (!s) return null;
-    if (isKernelThread(stat)) return { pid: s.pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv: [] };
+    const f = statFields(stat);
+    if (!f) return null;
+    const s = { pid, ppid: f.ppid, state: f.state, startMs: btime() + (f.start * 1000) / CLK_TCK, startTicks: f.startTicks };
+    if (Number.isFinite(f.flags) && (f.flags & PF_KTHREAD) !== 0) return { pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv: [] };
     const key = `${s.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
     const hit = argvCache.get(at);
     if (hit && hit.key === key) {

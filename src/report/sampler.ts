@@ -188,10 +188,11 @@ export function startSampler(
   const unsubscribe =
     o.sweeps && every > 0
       ? o.sweeps((snap) => {
-          // a sweep that measured memory, on a roster that answered, once the census is due (or nearly: within rideWait)
-          if (snap.overhead === null || !snap.roster.ok || running || closed) return;
+          // a sweep that measured memory, on a roster that answered, once the census is due (or nearly: within rideWait);
+          // its overhead is read last (it is worked out when first read)
+          if (!snap.roster.ok || running || closed) return;
           const since = now() - lastAt;
-          if (lastAt === 0 ? since >= 0 : since >= every - rideWait) void take(snap);
+          if ((lastAt === 0 ? since >= 0 : since >= every - rideWait) && snap.overhead !== null) void take(snap);
         })
       : () => undefined;
   if (every > 0) plan(o.firstAfter ?? Math.min(every, 60_000));
