@@ -27,7 +27,7 @@ import { claudeWrapper } from '../sim/real/claude-wrapper.js';
 import { waitFor } from '../sim/fleet/fleet.js';
 import { uniqueHost } from '../test/support/sunset.js';
 import { CLI, bareNode, procSample, shebangEnv, shebangFlags } from './pipeline.js';
-import { Cleanup, load, median, ms, printFigure, sleep, type Figure } from './common.js';
+import { Cleanup, load, median, ms, quantile, printFigure, sleep, type Figure } from './common.js';
 
 export interface RealFleetOptions {
   sessions?: number;
@@ -191,13 +191,14 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const said = (xs: typeof got.cli, calls: string) => {
       const kids = med(xs.map((f) => f.children));
       const kidsMs = xs.reduce((a, f) => a + f.kids, 0) / xs.length;
-      return `${ms(med(xs.map((f) => f.own)))} ms CPU own + ~${ms(kidsMs)} ms in ${kids} child${kids === 1 ? '' : 'ren'} (mean, 10 ms ticks), ${ms(med(xs.map((f) => f.wall)))} ms wall, ${med(xs.map((f) => f.calls))} ${calls}`;
+      const own = xs.map((f) => f.own);
+      return `${ms(med(own))} ms CPU own (quartiles ${ms(quantile(own, 0.25))}–${ms(quantile(own, 0.75))}) + ~${ms(kidsMs)} ms in ${kids} child${kids === 1 ? '' : 'ren'} (mean, 10 ms ticks), ${ms(med(xs.map((f) => f.wall)))} ms wall, ${med(xs.map((f) => f.calls))} ${calls}`;
     };
     const filesFloorSaid = `files read plainly: ${ms(med(floorCpu))} ms CPU, ${ms(med(floorWall))} ms wall`;
     const files = got.pipeline;
     const fromFiles = files.every((f) => f.rosterFrom === 'files') && got.person.every((f) => f.rosterFrom === 'files');
     add({
-      name: `the schedule's sweep of ${n} real sessions, on Claude Code's files (median of ${files.length}; ${files[0].rows} rows, every task active)`,
+      name: `the schedule's sweep of ${n} real sessions, on Claude Code's files (median of ${files.length} after ${process.env.BENCH_SWEEP_WARMUP ?? 30} warm-up sweeps; ${files[0].rows} rows, every task active)`,
       value: said(files, 'roster calls') + (fromFiles ? '' : ' (some sweeps fell back to the CLI)'),
       floor: filesFloorSaid,
       // issue 15's target is for the 12-session fleet; other sizes report the figure (and still no roster call)

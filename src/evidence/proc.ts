@@ -102,25 +102,44 @@ function readSmall(path: string): string {
 const PF_KTHREAD = 0x00200000;
 
 /**
- * Each process's /proc/<pid>/stat, kept open between sweeps (the real /proc only): a read at offset 0 of an open
- * stat file is made anew by the kernel (state, parent, all of it), so a sweep reads each process with one call
- * rather than an open, a read and a close (half the cost). The file is bound to the process, not to its number:
- * once the process has ended a read fails (ESRCH), and a pid reused is opened anew. A pid the listing no longer
- * shows is closed. Only so many are kept; beyond that the rest are read the plain way. (Files are opened
- * close-on-exec: no child process inherits them.)
+ * /proc files kept open between sweeps (a process's stat, and its statm where its memory is read): a read at
+ * offset 0 of an open /proc file is made anew by the kernel, so a sweep reads a process with one call rather than
+ * an open, a read and a close (half the cost). The file is bound to the process, not to its number: once it has
+ * ended a read fails (ESRCH), and a pid reused is opened anew. Each sweep closes those of pids its listing no
+ * longer shows. At most a quarter of the process's open-file limit is kept (and 2,048); beyond that files are
+ * read the plain way. Only the real /proc is kept open (a test's folder of plain files is read anew), and every
+ * use is synchronous (claimed, read, put back), so sweeps in flight together share it safely. Files are opened
+ * close-on-exec: no child process inherits them.
  */
 const held = new Map<string, number>();
-const MAX_HELD = 1024;
+let maxHeld: number | null = null;
 
-/** One stat file's text, through the one buffer: the kept file when there is one and its process lives, else opened (and kept when `keep` has room). */
-function readStatFile(at: string, keep: Map<string, number> | null): string {
-  const fd = held.get(at);
+function heldLimit(): number {
+  if (maxHeld === null) {
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readSmallOrEmpty('/proc/self/limits'));
+    const soft = m ? (m[1] === 'unlimited' ? Infinity : Number(m[1])) : 1024;
+    maxHeld = Math.max(0, Math.min(2048, Math.floor(soft / 4)));
+  }
+  return maxHeld;
+}
+
+function readSmallOrEmpty(path: string): string {
+  try {
+    return readSmall(path);
+  } catch {
+    return '';
+  }
+}
+
+/** A /proc file's text (path under /proc/<pid>/), through the kept file when there is one and its process lives. */
+function readKept(path: string): string {
+  const fd = held.get(path);
   if (fd !== undefined) {
-    held.delete(at); // this sweep's now (another sweep in flight opens its own, and the spare is closed)
+    held.delete(path);
     try {
       const n = readSync(fd, small, 0, small.length, 0);
       if (n < small.length) {
-        keepFd(keep, at, fd);
+        held.set(path, fd);
         return small.toString('utf8', 0, n);
       }
     } catch {
@@ -128,32 +147,37 @@ function readStatFile(at: string, keep: Map<string, number> | null): string {
     }
     closeSync(fd);
   }
-  if (!keep || keep.size >= MAX_HELD) return readSmall(`${at}/stat`);
-  const fresh = openSync(`${at}/stat`, 'r');
+  if (held.size >= heldLimit()) return readSmall(path);
+  const fresh = openSync(path, 'r');
+  let n: number;
   try {
-    const n = readSync(fresh, small, 0, small.length, 0);
-    if (n < small.length) {
-      keepFd(keep, at, fresh);
-      return small.toString('utf8', 0, n);
-    }
+    n = readSync(fresh, small, 0, small.length, 0);
   } catch (err) {
     closeSync(fresh);
     throw err;
   }
-  closeSync(fresh);
-  return readFileSync(`${at}/stat`, 'utf8');
+  if (n >= small.length) {
+    closeSync(fresh);
+    return readFileSync(path, 'utf8');
+  }
+  held.set(path, fresh);
+  return small.toString('utf8', 0, n);
 }
 
-function keepFd(keep: Map<string, number> | null, at: string, fd: number): void {
-  const had = keep?.get(at);
-  if (!keep || (had !== undefined && had !== fd)) closeSync(fd);
-  else keep.set(at, fd);
+/** Close the kept files of processes this listing of /proc does not show: they have ended. */
+function dropUnlisted(listed: ReadonlySet<string>): void {
+  for (const [path, fd] of held) {
+    const pid = path.slice(6, path.indexOf('/', 6)); // '/proc/<pid>/…'
+    if (listed.has(pid)) continue;
+    held.delete(path);
+    closeSync(fd);
+  }
 }
 
-function readProc(procRoot: string, pid: number, kept: Map<string, { key: string; argv: string[] }>, fds: Map<string, number> | null): ProcInfo | null {
+function readProc(procRoot: string, pid: number, kept: Map<string, { key: string; argv: string[] }>): ProcInfo | null {
   const at = `${procRoot}/${pid}`;
   try {
-    const stat = readStatFile(at, fds);
+    const stat = procRoot === '/proc' ? readKept(`${at}/stat`) : readSmall(`${at}/stat`);
     const f = statFields(stat);
     if (!f) return null;
     const s = { pid, ppid: f.ppid, state: f.state, startMs: btime() + (f.start * 1000) / CLK_TCK, startTicks: f.startTicks };
@@ -191,27 +215,15 @@ export async function readProcTable(procRoot = '/proc'): Promise<ProcTable> {
   const procs = new Map<number, ProcInfo>();
   const children = new Map<number, number[]>();
   const kept = new Map<string, { key: string; argv: string[] }>();
-  // stat files are kept open on the real /proc only: a folder of plain files (the tests' /proc) is read anew each time
-  const fds = procRoot === '/proc' ? new Map<string, number>() : null;
   for (let i = 0; i < pids.length; i++) {
     if (i > 0 && i % PROC_BATCH === 0) await yieldNow();
-    const p = readProc(procRoot, pids[i], kept, fds);
+    const p = readProc(procRoot, pids[i], kept);
     if (p) procs.set(p.pid, p);
   }
   // only the processes this read saw (another procRoot's entries too: tests read fake /proc folders, one at a time)
   argvCache.clear();
   for (const [k, v] of kept) argvCache.set(k, v);
-  if (fds) {
-    // what is still held was not listed (or not read) this time: its process has ended
-    for (const [k, fd] of held) if (k.startsWith(`${procRoot}/`)) {
-      held.delete(k);
-      closeSync(fd);
-    }
-    for (const [k, fd] of fds) {
-      if (held.has(k)) closeSync(fd); // another sweep, in flight beside this one, opened its own
-      else held.set(k, fd);
-    }
-  }
+  if (procRoot === '/proc') dropUnlisted(new Set(names));
   for (const p of procs.values()) {
     const list = children.get(p.ppid);
     if (list) list.push(p.pid);
@@ -280,7 +292,7 @@ export function pidsRss(pids: Iterable<number>): number {
   let pages = 0;
   for (const p of pids) {
     try {
-      pages += Number(readSmall(`/proc/${p}/statm`).split(' ')[1]) || 0;
+      pages += Number(readKept(`/proc/${p}/statm`).split(' ', 2)[1]) || 0;
     } catch {
       /* ended meanwhile */
     }
