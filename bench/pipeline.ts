@@ -11,7 +11,8 @@
 //   idle      `node dist/src/cli.js up` (every role, the web on a free port) as a child (compiled JS) on the
 //             census fleet (300 live, 2,000 records, 10,000 tasks; windows of a day, so nothing falls due):
 //             RSS, CPU and roster calls over 600 s (--idle-seconds; two reconcile passes fall in it) once it has settled (first reconcile,
-//             expire scan and census done, then ≤ 1 % of a core over 5 s: start-up's garbage collected; its peak is printed apart)
+//             expire scan and census done, then ≤ 1 % of a core over 5 s and RSS steady over 10 s: start-up's garbage
+//             collected; its peak is printed apart)
 //
 //   node dist/bench/run.js pipeline [--only=floor,burst,lateness,idle]      (after npm run build)
 //   BENCH_PROFILE=<dir>: CPU profiles of the measured windows; BENCH_UP_NODE_ARGS: node options for `up`
@@ -514,19 +515,20 @@ async function idleBench(size: { live: number; records: number; tasks: number },
   const pre = procSample(pid);
   const preAt = Date.now();
   const census = await waitFor(() => existsSync(samples) && statSync(samples).size > 0, 90_000, 500);
-  // at rest: start-up over, its garbage collected too (V8 shrinks the heap some seconds after the first reconcile's
-  // 10,000 reads and ~1,900 latches). The window opens once the process has used ≤ 1 % of a core over 5 s; the
-  // start-up's peak RSS is printed beside the window's, not judged.
+  // at rest: start-up over, its garbage collected too (V8's memory reducer shrinks the heap ~8 s after the first
+  // reconcile's 10,000 reads and ~1,900 latches). The window opens once the process has used ≤ 1 % of a core over
+  // the last 5 s and its RSS has moved less than 1 MB over the last 10 s; start-up's peak RSS is printed apart.
   let startupPeak = procSample(pid).rssBytes;
-  const ticks: number[] = [];
+  const seen: Array<{ ticks: number; rss: number }> = [];
   const quietFrom = Date.now();
   let quiet = false;
-  while (Date.now() - quietFrom < 90_000) {
+  while (Date.now() - quietFrom < 120_000) {
     await sleep(1000);
     const s = procSample(pid);
     startupPeak = Math.max(startupPeak, s.rssBytes);
-    ticks.push(s.cpuTicks);
-    if (ticks.length > 5 && ticks[ticks.length - 1] - ticks[ticks.length - 6] <= 5) {
+    seen.push({ ticks: s.cpuTicks, rss: s.rssBytes });
+    const k = seen.length - 1;
+    if (k >= 10 && seen[k].ticks - seen[k - 5].ticks <= 5 && Math.abs(seen[k].rss - seen[k - 10].rss) < 1024 * 1024) {
       quiet = true;
       break;
     }
@@ -684,7 +686,7 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
         name: `idle RSS, sunset up (compiled, every role) on the census fleet (${idleSize.live} live, ${idleSize.records} records, ${idleSize.tasks} tasks)`,
         value:
           `${mb(idle.rssEnd)} (start ${mb(idle.rssStart)}, peak ${mb(idle.rssPeak)}; anon ${mb(idle.anon)}, file ${mb(idle.file)}; ` +
-          `start-up's peak before the window ${mb(idle.startupPeak)}, the window opened ${idle.quietAfterS.toFixed(0)} s after the first census${idle.quiet ? ', once quiet' : ', not quiet within 90 s'})` +
+          `start-up's peak before the window ${mb(idle.startupPeak)}, the window opened ${idle.quietAfterS.toFixed(0)} s after the first census${idle.quiet ? ', once quiet' : ', not quiet within 120 s'})` +
           `${idle.nodeArgs.length ? ` with ${idle.nodeArgs.join(' ')}` : ''}`,
         floor: `a bare node with sunset's node options ${mb(idle.bare)}`,
         target: '≤ 100 MB',

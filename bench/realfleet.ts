@@ -97,12 +97,12 @@ interface SweepRun {
 }
 
 /** `runs` sweeps of a kind, measured in a process of their own run with sunset's node options (bench/sweep-child.ts). */
-function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: string): Promise<SweepRun[]> {
+function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: string, warmup?: number): Promise<SweepRun[]> {
   const script = join(dirname(CLI), '..', 'bench', 'sweep-child.js');
   return new Promise((resolve, reject) => {
     // BENCH_SWEEP_NODE_ARGS: more node options for the sweep's process (--cpu-prof, to see where a sweep goes)
     const extra = (process.env.BENCH_SWEEP_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const child = spawn(process.execPath, [...shebangFlags(CLI), ...extra, script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'], env: shebangEnv(CLI) });
+    const child = spawn(process.execPath, [...shebangFlags(CLI), ...extra, script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...shebangEnv(CLI), ...(warmup !== undefined ? { BENCH_SWEEP_WARMUP: String(warmup) } : {}) } });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -176,6 +176,8 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const got = {} as Record<SweepKind, SweepRun[]>;
     // 3 runs of 7 per kind: a median of 21 (one sweep is a few ms: a collection's timing moves a single one by 1–2 ms)
     for (const k of kinds) got[k] = await sweepCost(sweepFile, k, runs * 3, callsLog);
+    // the same sweep in a process that has swept only 3 times: what the first sweeps after a start cost
+    const cold = await sweepCost(sweepFile, 'pipeline', runs * 3, callsLog, 3);
     const floorCpu: number[] = [];
     const floorWall: number[] = [];
     filesFloor(fleet.claudeDir);
@@ -204,6 +206,13 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
       // issue 15's target is for the 12-session fleet; other sizes report the figure (and still no roster call)
       target: n === 12 ? '≤ 5 ms CPU of its own, no roster call' : 'no roster call (≤ 5 ms is for 12 sessions)',
       pass: fromFiles && files.every((f) => f.calls === 0) && (n !== 12 || med(files.map((f) => f.own)) <= 5),
+    });
+    add({
+      name: `the same sweep in a process that has swept 3 times (its code not yet compiled by TurboFan)`,
+      value: said(cold, 'roster calls'),
+      floor: `the schedule's sweep above`,
+      target: '',
+      pass: null,
     });
     add({
       name: `a person's sweep (sunset verdict, an exit's re-check): every pane and input box read too`,
