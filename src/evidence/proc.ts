@@ -180,13 +180,14 @@ function readProc(procRoot: string, pid: number, kept: Map<string, { key: string
     const stat = procRoot === '/proc' ? readKept(`${at}/stat`) : readSmall(`${at}/stat`);
     const f = statFields(stat);
     if (!f) return null;
-    const s = { pid, ppid: f.ppid, state: f.state, startMs: btime() + (f.start * 1000) / CLK_TCK, startTicks: f.startTicks };
-    if (Number.isFinite(f.flags) && (f.flags & PF_KTHREAD) !== 0) return { pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv: [] };
-    const key = `${s.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
+    const info: ProcInfo = { pid, ppid: f.ppid, state: f.state, startMs: btime() + (f.start * 1000) / CLK_TCK, startTicks: f.startTicks, argv: [] };
+    if (Number.isFinite(f.flags) && (f.flags & PF_KTHREAD) !== 0) return info; // a kernel thread has no argv
+    const key = `${f.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
     const hit = argvCache.get(at);
     if (hit && hit.key === key) {
       kept.set(at, hit);
-      return { pid: s.pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv: hit.argv };
+      info.argv = hit.argv;
+      return info;
     }
     let cmd: Buffer;
     try {
@@ -196,8 +197,9 @@ function readProc(procRoot: string, pid: number, kept: Map<string, { key: string
     }
     const argv = cmd.length ? cmd.toString('utf8').replace(/\0$/, '').split('\0') : [];
     // kept once the process is past its start (a retitle happens there; one still exec'ing shows no argv yet)
-    if (argv.length && s.state !== 'Z' && Date.now() - s.startMs >= ARGV_SETTLE_MS) kept.set(at, { key, argv });
-    return { pid: s.pid, ppid: s.ppid, state: s.state, startMs: s.startMs, startTicks: s.startTicks, argv };
+    if (argv.length && f.state !== 'Z' && Date.now() - info.startMs >= ARGV_SETTLE_MS) kept.set(at, { key, argv });
+    info.argv = argv;
+    return info;
   } catch {
     return null; // ended between readdir and read
   }
