@@ -33,8 +33,7 @@ const sweep = () => gatherFleet(config, kind === 'cli' ? { roster: 'cli' } : { r
 // sweeps whose cost counts come three a second while asks are due, in code V8 has long compiled. With 3 warm-ups the
 // measured sweeps still paid for TurboFan compiling the sweep (quartiles 3.9–10.5 ms against 3.2–4.6 after 30).
 // BENCH_SWEEP_WARMUP: how many (30 by default).
-const SWEEP_WARMUP = Number(process.env.BENCH_SWEEP_WARMUP ?? 30);
-const warmup = SWEEP_WARMUP;
+const warmup = Number(process.env.BENCH_SWEEP_WARMUP ?? 30);
 for (let i = 0; i < warmup; i++) await sweep();
 const out = [];
 for (let r = 0; r < runs; r++) {
