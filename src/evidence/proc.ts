@@ -51,15 +51,26 @@ export function pageBytes(): number {
 /** Parse /proc/<pid>/stat. The command name may hold spaces and parentheses: fields start after the last ')'. */
 export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | null {
   const s = statFields(text);
-  if (!s) return null;
-  return { pid, ppid: s.ppid, state: s.state, startMs: btime() + (s.start * 1000) / CLK_TCK, startTicks: s.startTicks };
+  return s ? infoOf(pid, s) : null;
+}
+
+function infoOf(pid: number, s: StatFields): ProcInfo {
+  return { pid, ppid: s.ppid, state: s.state, startMs: btime() + (s.start * 1000) / CLK_TCK, startTicks: s.startTicks, argv: [] };
+}
+
+interface StatFields {
+  state: string;
+  ppid: number;
+  flags: number;
+  start: number;
+  startTicks: string;
 }
 
 /**
  * The fields a sweep reads from a stat line — state (field 3), ppid (4), flags (9), starttime (22) — found by
  * scanning for the spaces between them: a split made ~50 strings a process, most of a sweep's garbage.
  */
-function statFields(text: string): { state: string; ppid: number; flags: number; start: number; startTicks: string } | null {
+function statFields(text: string): StatFields | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
   const at: number[] = [close + 2]; // where field 3 + k starts, k = 0 … 20
@@ -116,19 +127,17 @@ let maxHeld: number | null = null;
 
 function heldLimit(): number {
   if (maxHeld === null) {
-    const m = /^Max open files\s+(\d+|unlimited)/m.exec(readSmallOrEmpty('/proc/self/limits'));
+    let limits = '';
+    try {
+      limits = readSmall('/proc/self/limits');
+    } catch {
+      /* unknown: the default below */
+    }
+    const m = /^Max open files\s+(\d+|unlimited)/m.exec(limits);
     const soft = m ? (m[1] === 'unlimited' ? Infinity : Number(m[1])) : 1024;
     maxHeld = Math.max(0, Math.min(2048, Math.floor(soft / 4)));
   }
   return maxHeld;
-}
-
-function readSmallOrEmpty(path: string): string {
-  try {
-    return readSmall(path);
-  } catch {
-    return '';
-  }
 }
 
 /** A /proc file's text (path under /proc/<pid>/), through the kept file when there is one and its process lives. */
@@ -180,7 +189,7 @@ function readProc(procRoot: string, pid: number, kept: Map<string, { key: string
     const stat = procRoot === '/proc' ? readKept(`${at}/stat`) : readSmall(`${at}/stat`);
     const f = statFields(stat);
     if (!f) return null;
-    const info: ProcInfo = { pid, ppid: f.ppid, state: f.state, startMs: btime() + (f.start * 1000) / CLK_TCK, startTicks: f.startTicks, argv: [] };
+    const info = infoOf(pid, f);
     if (Number.isFinite(f.flags) && (f.flags & PF_KTHREAD) !== 0) return info; // a kernel thread has no argv
     const key = `${f.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
     const hit = argvCache.get(at);
@@ -272,21 +281,6 @@ export function isInTree(table: ProcTable, ancestor: number, pid: number): boole
     p = table.procs.get(p)?.ppid;
   }
   return false;
-}
-
-/** Resident bytes of a process tree; null when the root cannot be read. */
-export async function treeRss(table: ProcTable, pid: number): Promise<number | null> {
-  const pids = processTree(table, pid);
-  if (!pids.length) return null;
-  const pages = pids.map((p) => {
-    try {
-      return Number(readFileSync(`/proc/${p}/statm`, 'utf8').split(' ')[1]) || 0;
-    } catch {
-      return p === pid ? NaN : 0;
-    }
-  });
-  const total = pages.reduce((a, b) => a + b, 0);
-  return Number.isFinite(total) ? total * pageBytes() : null;
 }
 
 /** Resident bytes of each pid (own RSS, no descendants); a pid that cannot be read counts 0. */
