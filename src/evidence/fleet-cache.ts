@@ -3,6 +3,7 @@
 // caller that needs fresher evidence waits for the next sweep, which every such caller shares.
 import type { Config } from '../config.js';
 import { gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js';
+import { BIG_SWEEP, collectGarbage } from '../heap.js';
 
 /**
  * A snapshot at most maxAgeMs old; `roster: 'cli'` asks for one that stands on the CLI's own word (not its files);
@@ -21,8 +22,11 @@ interface Strength {
 }
 const covers = (have: Strength, want: Strength) => (have.cli || !want.cli) && (have.tmux || !want.tmux);
 
-/** How long the last snapshot is kept: longer than any caller's maxAgeMs (the web's 2 s is the longest). */
-const KEEP_MS = 10_000;
+/**
+ * How long the last snapshot is kept: longer than any caller's maxAgeMs (the web's 2 s is the longest), and no
+ * longer — let go before V8's memory reducer runs its GCs after a pass (~8 s on), so that they free it.
+ */
+export const KEEP_MS = 3_000;
 
 export function fleetCache(config: Config, opts: () => GatherOptions = () => ({})): FleetSource {
   type Sweep = Strength & { started: number; p: Promise<FleetSnapshot> };
@@ -36,8 +40,14 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
   const forget = () => {
     if (dropTimer) clearTimeout(dropTimer);
     const kept = last;
+    // the timer lets go of itself when it fires: a fired Timeout still holds its callback, and so `kept` (the
+    // whole snapshot, ~4 MB on the census fleet), for as long as anything holds the Timeout
     dropTimer = setTimeout(() => {
-      if (last === kept) last = null;
+      dropTimer = null;
+      if (last !== kept) return;
+      last = null;
+      // a big snapshot let go at rest: its memory back now, not whenever V8 next needs it (src/heap.ts)
+      if (kept && kept.snap.sessions.length + kept.snap.tasks.length >= BIG_SWEEP) collectGarbage();
     }, KEEP_MS);
     dropTimer.unref();
   };

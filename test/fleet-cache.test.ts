@@ -1,0 +1,44 @@
+// The fleet cache: one sweep shared by the callers of a moment, and let go of soon after — a snapshot of a big
+// fleet held at rest was ~4 MB of a resting sunset (docs/benchmarks.md, idle RSS).
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { describe, expect, it } from 'vitest';
+import { testConfig } from './support/sunset.js';
+import { useFleet } from './support/use-fleet.js';
+import { fleetCache, KEEP_MS } from '../src/evidence/fleet-cache.js';
+import { waitFor } from '../sim/fleet/fleet.js';
+import type { FleetSnapshot } from '../src/evidence/fleet.js';
+
+const ctx = useFleet();
+
+// a full GC on demand, so that "nothing holds it" can be seen (a WeakRef empties only when it is collected)
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
+
+describe('fleetCache', () => {
+  it('shares a recent snapshot, and holds none once KEEP_MS has passed', async () => {
+    const s = await ctx.fleet.spawnBackground({ transcriptAgeMs: 3_600_000 });
+    ctx.fleet.writeTask({ id: 't-cache', state: 'done', sessionId: s.sessionId });
+    const source = fleetCache(testConfig(ctx.fleet));
+    const ref = await (async () => {
+      const first = await source(1000);
+      expect(first.sessions.some((v) => v.sessionId === s.sessionId)).toBe(true);
+      expect(await source(1000)).toBe(first); // the second caller of the moment shares it
+      return new WeakRef<FleetSnapshot>(first);
+    })();
+    const since = Date.now();
+    const gone = await waitFor(
+      () => {
+        gc();
+        return ref.deref() === undefined;
+      },
+      KEEP_MS + 10_000,
+      100,
+    );
+    expect(gone).toBe(true);
+    expect(Date.now() - since).toBeGreaterThanOrEqual(KEEP_MS - 200); // kept while a caller may still want it
+    // and a caller after that sweeps anew
+    const later = await source(1000);
+    expect(later.sessions.some((v) => v.sessionId === s.sessionId)).toBe(true);
+  });
+});
