@@ -116,6 +116,8 @@ export interface StatKey {
 interface CachedTask {
   key: StatKey;
   task: Task;
+  /** The pass that last saw it kept (readTasks drops what its pass did not). */
+  pass: number;
 }
 
 /**
@@ -132,6 +134,8 @@ function lean(task: Task): Task {
 
 /** Per tasks folder, per file name: the last sweep's kept files (only those it saw: a gone file's entry goes). */
 const taskCache = new Map<string, Map<string, CachedTask>>();
+/** Numbers readTasks' passes (CachedTask.pass). */
+let passes = 0;
 /** A process reads one tasks folder (tests, a few): the least recently swept beyond this are dropped. */
 const MAX_CACHED_DIRS = 4;
 
@@ -172,47 +176,46 @@ export async function readTasks(dir: string, opts: ReadTasksOptions = {}): Promi
     if (errCode(e) === 'ENOENT') return { ok: true, tasks: [], invalid: [], missing: true };
     return { ok: false, error: `cannot read the tasks folder ${dir}: ${(e as Error).message}` };
   }
-  const prev = taskCache.get(dir);
+  // the folder's entries are updated in place, not rebuilt: a new 10,000-entry map a pass (and a list of every
+  // file's result) lived through the pass and was promoted to the old generation, to be freed only by a full GC
+  const kept = taskCache.get(dir) ?? new Map<string, CachedTask>();
+  const pass = ++passes;
   // join(dir, name) without normalizing dir 10,000 times: a listed name is one plain segment, so this is exact
   const prefix = join(dir, 'x').slice(0, -1);
-  const kept = new Map<string, CachedTask>();
-  const results: (Judged | 'missing')[] = new Array(names.length);
+  const tasks: Task[] = [];
+  const invalid: InvalidTask[] = [];
   for (let i = 0; i < names.length; i++) {
     if (i > 0 && i % READ_BATCH === 0) await new Promise<void>((resolve) => setImmediate(resolve));
     const name = names[i];
     const file = prefix + name;
-    const hit = prev?.get(name);
+    const hit = kept.get(name);
     if (hit) {
       // follows a symlink, as the read does: a link pointed elsewhere is another inode
       const st = statOrNull(file);
       if (st && st.isFile() && sameKey(hit.key, st)) {
-        results[i] = { kind: 'task', task: hit.task, text: '' };
-        kept.set(name, hit);
+        hit.pass = pass;
+        tasks.push(hit.task);
         continue;
       }
     }
     const before = Date.now(); // taken before the read's fstat: "settled" errs towards reading again
     const { judged, key } = readOneKeyed(file);
     if (judged === 'missing' || judged.kind !== 'task') {
-      results[i] = judged;
+      if (judged !== 'missing') invalid.push(judged.invalid);
       continue;
     }
     // lean at once: a folder's parsed files are never alive together (10,000 of them grew the heap by ~30 MB)
     const task = lean(judged.task);
-    results[i] = { kind: 'task', task, text: '' };
-    if (key && settledAt(before, key, settleMs)) kept.set(name, { key, task });
+    tasks.push(task);
+    if (key && settledAt(before, key, settleMs)) kept.set(name, { key, task, pass });
   }
-  // only what this sweep saw, so a deleted file's entry goes with it; the most recent folder last
+  // only what this pass saw kept (a deleted file's entry goes with it, and one read anew but not settled); an
+  // entry a pass running beside this one kept later stays: each entry is a file's stat and what it then held
+  for (const [name, e] of kept) if (e.pass < pass) kept.delete(name);
+  // the most recent folder last
   taskCache.delete(dir);
   if (kept.size) taskCache.set(dir, kept);
   while (taskCache.size > MAX_CACHED_DIRS) taskCache.delete(taskCache.keys().next().value!);
-  const tasks: Task[] = [];
-  const invalid: InvalidTask[] = [];
-  for (const r of results) {
-    if (r === 'missing') continue;
-    if (r.kind === 'task') tasks.push(r.task);
-    else invalid.push(r.invalid);
-  }
   return { ok: true, tasks, invalid };
 }
 
