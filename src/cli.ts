@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --optimize-for-size
+#!/usr/bin/env -S MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --optimize-for-size --max-opt=1 --expose-gc
 // sunset's command line: one verb per file in src/cli/.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

@@ -9,8 +9,14 @@ import { loadConfig } from '../config.js';
 import { EXIT, UsageError, type Command } from './common.js';
 import { writeFileAtomicSync } from '../store/atomic-file.js';
 
-/** What the `sunset` command's shebang gives node (src/cli.ts line 1; test/service.test.ts holds the two together): a small young generation (~15 MB less RSS) and V8 favouring size over speed (~16 MB less at rest). */
-export const NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2', '--optimize-for-size'];
+/**
+ * What the `sunset` command's shebang gives node (src/cli.ts line 1; test/service.test.ts holds the two together):
+ * a small young generation (~15 MB less RSS), V8 favouring size over speed (~16 MB less at rest), no optimizing
+ * compiler past Sparkplug (`--max-opt=1`: sunset's passes run minutes apart, and TurboFan compiled them anew each
+ * time, deoptimized after the GCs between: ~17 MB less at rest and cheaper passes — docs/benchmarks.md), and `gc`
+ * exposed, for one full GC once a big sweep is let go (src/heap.ts).
+ */
+export const NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=2', '--optimize-for-size', '--max-opt=1', '--expose-gc'];
 /**
  * And the environment it starts node in (the shebang's `env -S` sets it; the unit, Environment=): glibc's malloc
  * keeps at most two arenas, not one per thread that ever allocated (node's thread pool, V8's workers). Each arena
