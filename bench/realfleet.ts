@@ -208,7 +208,7 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
       pass: fromFiles && files.every((f) => f.calls === 0) && (n !== 12 || med(files.map((f) => f.own)) <= 5),
     });
     add({
-      name: `the same sweep in a process that has swept 3 times (its code not yet compiled by TurboFan)`,
+      name: `the same sweep in a process that has swept 3 times (a cold process: its code not yet warm)`,
       value: said(cold, 'roster calls'),
       floor: `the schedule's sweep above`,
       target: '',
