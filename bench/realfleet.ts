@@ -261,7 +261,15 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const kids = (b.childTicks - a.childTicks) / wall;
     const bare = floorNode.end();
     add({ name: `idle sunset up (every role) on the real fleet: RSS`, value: `${mb(b.rssBytes)} (peak ${mb(peak)})`, floor: `a bare node with sunset's node options ${mb(bare.rssBytes)}`, target: '≤ 100 MB', pass: peak <= 100 * 1024 * 1024 });
-    add({ name: `idle CPU over ${Math.round(wall)} s`, value: `${cpu.toFixed(2)} % (+ ${kids.toFixed(2)} % in child processes)`, floor: `a bare node with sunset's node options, the same window: ${bare.cpuPct.toFixed(2)} %`, target: '≤ 0.5 % of a core', pass: cpu + kids <= 0.5 });
+    // CPU is counted in 10 ms ticks: over a few seconds a bare node alone reads 0.6–0.7 %, so a short window says nothing
+    const shortWindow = wall < 60;
+    add({
+      name: `idle CPU over ${Math.round(wall)} s`,
+      value: `${cpu.toFixed(2)} % (+ ${kids.toFixed(2)} % in child processes)${shortWindow ? ' — a window under 60 s is too short to judge (10 ms ticks): info only (use --real-idle-seconds ≥ 60)' : ''}`,
+      floor: `a bare node with sunset's node options, the same window: ${bare.cpuPct.toFixed(2)} %`,
+      target: '≤ 0.5 % of a core, own + children',
+      pass: shortWindow ? null : cpu + kids <= 0.5,
+    });
     // a window shorter than reconcileEvery (5 min) may hold no pass: then the check says nothing, and says so
     add({
       name: `idle roster calls over ${Math.round(wall)} s`,

@@ -26,17 +26,53 @@ async function runOne(name: Bench, only: string[], n: Record<string, number>): P
   return (await import('./pipeline.js')).benchPipeline({ only, burst: n.burst, trickle: n.trickle, late: n.late, idleSessions: n.idleSessions, idleSeconds: n.idleSeconds, floorTrips: n.floorTrips });
 }
 
+const NUMBER_OPTIONS = ['live', 'records', 'tasks', 'runs', 'burst', 'trickle', 'late', 'idle-sessions', 'idle-seconds', 'floor-trips', 'footprint-tasks', 'footprint-batch', 'exit-keep', 'sessions', 'real-idle-seconds'];
+
+const USAGE = `usage: npm run bench -- [${BENCHES.join('|')}]... [options]      (node dist/bench/run.js … once built)
+
+Runs the named benches (all four by default: ~30–35 min), prints each figure beside its floor and target, and a
+summary table last. Exit 0 when every judged figure meets its target, 1 when one misses, 2 when a bench could not
+run. docs/benchmarks.md says what each measures and holds the figures of each round.
+
+  sweep        one sweep of the census fleet (300 live, 2,000 records, 10,000 tasks) on the test fleet
+  pipeline     the schedule on the shared Redis: floors, a burst of 1,000 tasks, lateness, idle sunset up
+  footprint    Redis memory per task (its own redis-server)
+  realfleet    N real Claude Code sessions (the real-client tier's CLI on a stand-in API)
+
+options:
+  --only=floor,burst,lateness,idle   some of the pipeline bench's phases
+  --idle-seconds=N       the census idle window (default 600; ≥ 300 holds a reconcile pass)
+  --real-idle-seconds=N  realfleet's idle window (default 300; CPU is judged only from 60 s)
+  --sessions=N           realfleet's fleet size (default 12; 35 is the ADR's cap)
+  --${NUMBER_OPTIONS.filter((o) => !['idle-seconds', 'real-idle-seconds', 'sessions'].includes(o)).join('=N --')}=N
+                         other sizes, for quick runs while investigating
+  -h, --help             this text`;
+
 async function main(argv: string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
   // --only=burst,lateness runs some of the pipeline bench's phases (floor, burst, lateness, idle)
   const only = argv.filter((a) => a.startsWith('--only=')).flatMap((a) => a.slice('--only='.length).split(',')).filter(Boolean);
   const asked = argv.filter((a) => !a.startsWith('-'));
   for (const a of asked) {
     if (!BENCHES.includes(a as Bench)) {
-      console.error(
-        `usage: node dist/bench/run.js [${BENCHES.join('|')}]... [--only=floor,burst,lateness,idle] ` +
-          `[--live=N --records=N --tasks=N --runs=N --burst=N --trickle=N --late=N --idle-sessions=N --idle-seconds=N --floor-trips=N ` +
-          `--footprint-tasks=N --footprint-batch=N --exit-keep=N --sessions=N --real-idle-seconds=N]  (unknown bench "${a}")`,
-      );
+      console.error(`bench: unknown bench "${a}"\n\n${USAGE}`);
+      return 2;
+    }
+  }
+  // an option misspelt would otherwise run the full-size bench silently
+  for (const a of argv.filter((x) => x.startsWith('-') && !x.startsWith('--only='))) {
+    const m = /^--([a-z-]+)=(\d+)$/.exec(a);
+    if (!m || !NUMBER_OPTIONS.includes(m[1])) {
+      console.error(`bench: unknown option "${a}" (options take a number: --idle-seconds=320)\n\n${USAGE}`);
+      return 2;
+    }
+  }
+  for (const p of only) {
+    if (!['floor', 'burst', 'lateness', 'idle'].includes(p)) {
+      console.error(`bench: --only takes floor, burst, lateness or idle, not "${p}"\n\n${USAGE}`);
       return 2;
     }
   }
@@ -56,11 +92,11 @@ async function main(argv: string[]): Promise<number> {
   }
   console.log(`\n== summary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${load()}) ==`);
   const rows = figures.map((f) => [f.bench, f.name, f.value, f.floor ?? '', f.target, verdict(f.pass)]);
-  const head = ['bench', 'figure', 'value', 'floor', 'target', ''];
+  const head = ['bench', 'figure', 'value', 'floor', 'target', 'verdict'];
   const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(width[i])).join(' | ').trimEnd();
   console.log(line(head));
-  console.log(width.map((w) => '-'.repeat(w)).join('-|-'));
+  console.log(width.map((w) => '-'.repeat(w)).join('-|-').trimEnd());
   for (const r of rows) console.log(line(r));
   for (const b of broken) console.log(`${b}: did not finish (see above)`);
   if (broken.length) return 2;
