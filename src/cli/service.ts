@@ -80,7 +80,7 @@ RestartSec=5
 # helper behind in this unit's cgroup, stopping sunset must not end it, nor any session it serves.
 KillMode=process
 TimeoutStopSec=${u.stopTimeoutS}
-# Logs are JSON lines: journalctl --user -u sunset -o cat | npx pino-pretty
+# Logs are JSON lines: journalctl --user -u sunset -o cat | (cd ${resolve(u.cli, '..', '..', '..')} && npx --no-install pino-pretty)
 StandardError=journal
 
 [Install]
