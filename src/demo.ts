@@ -276,7 +276,7 @@ class Narrator {
     };
     switch (e.event) {
       case 'task:released':
-        return once(`rel/${e.taskId}`, `task ${e.taskId} is finished → released its loop (never the session); grace window starts`);
+        return once(`rel/${e.taskId}`, `task ${e.taskId} is finished → released its loop (never the session); the grace window starts for its session, ${w}`);
       case 'ask:deferred':
         return once(`def/${e.taskId}/${e.why}`, `${w}: not yet — ${String(e.why).split(',').map((r) => REASONS[r as Reason] ?? r).join('; ')}`);
       case 'chain:ended':
