@@ -7,14 +7,21 @@ import { Cleanup, load, machine, verdict, type Figure } from './common.js';
 const BENCHES = ['sweep', 'pipeline', 'footprint', 'realfleet'] as const;
 type Bench = (typeof BENCHES)[number];
 
-/** --key=number options, for quick runs while investigating (the defaults are the bench's sizes). */
-function numbers(argv: string[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const a of argv) {
+/** The pipeline bench's phases (--only=…). */
+const PHASES = ['floor', 'burst', 'lateness', 'idle'];
+/** --key=number options, for quick runs while investigating (the defaults are the bench's sizes); the first three are told of in the usage. */
+const NUMBER_OPTIONS = ['idle-seconds', 'real-idle-seconds', 'sessions', 'live', 'records', 'tasks', 'runs', 'burst', 'trickle', 'late', 'idle-sessions', 'floor-trips', 'footprint-tasks', 'footprint-batch', 'exit-keep'];
+
+/** The --key=number options, by their camelCase names, and any other option given (misspelt: an error, not a full-size run). */
+function numbers(argv: string[]): { n: Record<string, number>; unknown: string[] } {
+  const n: Record<string, number> = {};
+  const unknown: string[] = [];
+  for (const a of argv.filter((x) => x.startsWith('-') && !x.startsWith('--only='))) {
     const m = /^--([a-z-]+)=(\d+)$/.exec(a);
-    if (m) out[m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = Number(m[2]);
+    if (m && NUMBER_OPTIONS.includes(m[1])) n[m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = Number(m[2]);
+    else unknown.push(a);
   }
-  return out;
+  return { n, unknown };
 }
 
 async function runOne(name: Bench, only: string[], n: Record<string, number>): Promise<Figure[]> {
@@ -25,8 +32,6 @@ async function runOne(name: Bench, only: string[], n: Record<string, number>): P
   if (name === 'footprint') return (await import('./redis-footprint.js')).benchRedisFootprint({ tasks: n.footprintTasks, batch: n.footprintBatch, exitKeep: n.exitKeep });
   return (await import('./pipeline.js')).benchPipeline({ only, burst: n.burst, trickle: n.trickle, late: n.late, idleSessions: n.idleSessions, idleSeconds: n.idleSeconds, floorTrips: n.floorTrips });
 }
-
-const NUMBER_OPTIONS = ['live', 'records', 'tasks', 'runs', 'burst', 'trickle', 'late', 'idle-sessions', 'idle-seconds', 'floor-trips', 'footprint-tasks', 'footprint-batch', 'exit-keep', 'sessions', 'real-idle-seconds'];
 
 const USAGE = `usage: npm run bench -- [${BENCHES.join('|')}]... [options]      (node dist/bench/run.js … once built)
 
@@ -40,11 +45,11 @@ run. docs/benchmarks.md says what each measures and holds the figures of each ro
   realfleet    N real Claude Code sessions (the real-client tier's CLI on a stand-in API)
 
 options:
-  --only=floor,burst,lateness,idle   some of the pipeline bench's phases
+  --only=${PHASES.join(',')}   some of the pipeline bench's phases
   --idle-seconds=N       the census idle window (default 600; ≥ 300 holds a reconcile pass)
   --real-idle-seconds=N  realfleet's idle window (default 300; CPU is judged only from 60 s)
   --sessions=N           realfleet's fleet size (default 12; 35 is the ADR's cap)
-  --${NUMBER_OPTIONS.filter((o) => !['idle-seconds', 'real-idle-seconds', 'sessions'].includes(o)).join('=N --')}=N
+  --${NUMBER_OPTIONS.slice(3).join('=N --')}=N
                          other sizes, for quick runs while investigating
   -h, --help             this text`;
 
@@ -62,19 +67,15 @@ async function main(argv: string[]): Promise<number> {
       return 2;
     }
   }
-  // an option misspelt would otherwise run the full-size bench silently
-  for (const a of argv.filter((x) => x.startsWith('-') && !x.startsWith('--only='))) {
-    const m = /^--([a-z-]+)=(\d+)$/.exec(a);
-    if (!m || !NUMBER_OPTIONS.includes(m[1])) {
-      console.error(`bench: unknown option "${a}" (options take a number: --idle-seconds=320)\n\n${USAGE}`);
-      return 2;
-    }
+  const { n, unknown } = numbers(argv);
+  if (unknown.length) {
+    console.error(`bench: unknown option "${unknown[0]}" (options take a number: --idle-seconds=320)\n\n${USAGE}`);
+    return 2;
   }
-  for (const p of only) {
-    if (!['floor', 'burst', 'lateness', 'idle'].includes(p)) {
-      console.error(`bench: --only takes floor, burst, lateness or idle, not "${p}"\n\n${USAGE}`);
-      return 2;
-    }
+  const badPhase = only.find((p) => !PHASES.includes(p));
+  if (badPhase) {
+    console.error(`bench: --only takes ${PHASES.join(', ')}, not "${badPhase}"\n\n${USAGE}`);
+    return 2;
   }
   const chosen = (asked.length ? asked : BENCHES) as Bench[];
   const started = Date.now();
@@ -84,7 +85,7 @@ async function main(argv: string[]): Promise<number> {
   const broken: string[] = [];
   for (const b of chosen) {
     try {
-      figures.push(...(await runOne(b, only, numbers(argv))));
+      figures.push(...(await runOne(b, only, n)));
     } catch (err: any) {
       broken.push(b);
       console.error(`\nbench ${b} could not finish: ${err?.stack ?? err}`);
