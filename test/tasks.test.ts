@@ -561,6 +561,33 @@ describe('latchTask', () => {
     expect(leftovers()).toEqual([]);
   });
 
+  it('the lock file is the next version (as git\'s index.lock): it holds the new text until its rename swaps the file and frees the lock', async () => {
+    const file = putTask({ id: 'g', state: 'done', note: 'kept' });
+    const lock = lockFileFor(dir, 'g');
+    let during: { lock: string; file: string } | null = null;
+    const r = await latchTask(dir, 'g', { releasedAt: at(1) }, { beforeSwap: () => void (during = { lock: fs.readFileSync(lock, 'utf8'), file: fs.readFileSync(file, 'utf8') }) });
+    expect(r.changed).toBe(true);
+    expect(during!.file).toBe(`${JSON.stringify({ id: 'g', state: 'done', note: 'kept' }, null, 2)}\n`);
+    expect(JSON.parse(during!.lock)).toEqual({ id: 'g', state: 'done', note: 'kept', releasedAt: at(1) });
+    expect(fs.readFileSync(file, 'utf8')).toBe(during!.lock);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('a lock broken as stale and taken by another writer while held: nothing is renamed over the file, the other lock stays', async () => {
+    const file = putTask({ id: 'b', state: 'done' });
+    const before = fs.readFileSync(file, 'utf8');
+    const lock = lockFileFor(dir, 'b');
+    const steal = () => {
+      fs.rmSync(lock);
+      fs.writeFileSync(lock, ''); // another writer's lock: empty, as a cooperating writer's may be
+    };
+    await expect(latchTask(dir, 'b', { releasedAt: at(1) }, { beforeSwap: steal })).rejects.toBeInstanceOf(TaskBusyError);
+    expect(fs.readFileSync(file, 'utf8')).toBe(before);
+    expect(fs.readFileSync(lock, 'utf8')).toBe('');
+    fs.rmSync(lock);
+    expect(leftovers()).toEqual([]);
+  });
+
   it('waits for a held lock, gives up on a fresh one, and breaks a stale one', async () => {
     const file = putTask({ id: 'k', state: 'done' });
     const lock = lockFileFor(dir, 'k');

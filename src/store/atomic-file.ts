@@ -56,6 +56,27 @@ export function writeAllSync(fd: number, buf: Buffer): void {
   while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off);
 }
 
+/** pwrite(2) until the whole buffer is written at `position`. */
+export function writeAllAtSync(fd: number, buf: Buffer, position: number): void {
+  let off = 0;
+  while (off < buf.length) off += fs.writeSync(fd, buf, off, buf.length - off, position + off);
+}
+
+let ids: { uid: number | undefined; gid: number | undefined } | null = null;
+
+/** Give a new file (by its fd) the permission bits and owner of the file it replaces; an owner not ours to give is left. */
+export function fitOwnership(fd: number, o: { mode: number; uid: number; gid: number }): void {
+  fs.fchmodSync(fd, o.mode & 0o7777);
+  ids ??= { uid: process.getuid?.(), gid: process.getgid?.() };
+  if (o.uid !== ids.uid || o.gid !== ids.gid) {
+    try {
+      fs.fchownSync(fd, o.uid, o.gid);
+    } catch {
+      // not ours to give away: the file keeps our ownership, its mode is still the original's
+    }
+  }
+}
+
 const bytes = (data: string | Buffer): Buffer => (typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
 
 // ---------------------------------------------------------------------------------------------
@@ -306,14 +327,7 @@ export async function swapIfUnchanged(target: string, expected: Buffer, data: Bu
   let renamed = false;
   try {
     await writeAllAsync(fd, data);
-    fs.fchmodSync(fd, o.mode & 0o7777);
-    if (o.uid !== process.getuid?.() || o.gid !== process.getgid?.()) {
-      try {
-        fs.fchownSync(fd, o.uid, o.gid);
-      } catch {
-        // not ours to give away: the file keeps our ownership, its mode is still the original's
-      }
-    }
+    fitOwnership(fd, o);
     if (o.syncFirst) await fsyncAsync(fd);
     const { mtimeMs, dev, ino, size } = fs.fstatSync(fd);
     await o.beforeSwap?.();

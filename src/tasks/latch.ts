@@ -1,11 +1,12 @@
 // The latch (D8): sunset's own fields written into a task file without damaging anything another program
-// wrote — a textual edit (json-edit.ts), under the cooperative lock, swapped in by compare-and-swap
-// (store/atomic-file.ts), re-read, re-merged and retried when another writer got there first.
+// wrote — a textual edit (json-edit.ts), under the cooperative lock (whose lock file holds the new text, as git's
+// index.lock does), swapped in by compare-and-swap, re-read, re-merged and retried when another writer got there
+// first.
 import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { swapIfUnchanged, tempNameFor } from '../store/atomic-file.js';
-import { acquireLock, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError } from '../store/file-lock.js';
+import { fitOwnership, fsyncAsync, stillHolds, swapIfUnchanged, syncDirAfter, tempNameFor, writeAllAtSync } from '../store/atomic-file.js';
+import { acquireLock, acquireLockFile, dropLockFile, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError, renameLockFile, type HeldLockFile } from '../store/file-lock.js';
 import { setTopLevelMembers } from './json-edit.js';
 import { badIdRead, errCode, GONE, readFileBytesSync, takeRecentRead, unreadable } from './read-tasks.js';
 import {
@@ -106,8 +107,17 @@ export function lockFileFor(dir: string, id: string): string {
 /** Takes the task's lock file, waiting for another holder; one older than LOCK_STALE_MS is broken. Resolves with its release. */
 async function lockTask(dir: string, id: string, waitMs: number): Promise<() => Promise<void>> {
   const owner = () => JSON.stringify({ by: 'sunset', pid: process.pid, host: hostname(), at: new Date().toISOString() });
+  return busyIfLocked(() => acquireLock(lockFileFor(dir, id), waitMs, { owner, staleMs: LOCK_STALE_MS }));
+}
+
+/** The same lock, taken as a lock file that will hold the task's next version (latchByLockFile). */
+function lockTaskFile(dir: string, id: string, waitMs: number): Promise<HeldLockFile> {
+  return busyIfLocked(() => acquireLockFile(lockFileFor(dir, id), waitMs, { staleMs: LOCK_STALE_MS }));
+}
+
+async function busyIfLocked<T>(take: () => Promise<T>): Promise<T> {
   try {
-    return await acquireLock(lockFileFor(dir, id), waitMs, { owner, staleMs: LOCK_STALE_MS });
+    return await take();
   } catch (e) {
     if (e instanceof LockBusyError) throw new TaskBusyError(`task file is ${e.message}`, e.file);
     throw e;
@@ -231,39 +241,91 @@ async function latchOnce(
   if (nothing(first) && base) first = load(file);
   if (nothing(first)) return { changed: false, task: first.task, applied: {} };
 
-  const release = await lockTask(dir, id, opts.lockWaitMs ?? 12_000);
+  const waitMs = opts.lockWaitMs ?? 12_000;
+  // the first attempt edits what was read before the lock: the compare before the swap catches a writer that
+  // changed the file meanwhile (the attempt is then retried on a fresh read, under the lock), so no second read
+  if (dirname(first.target) === dirname(file)) return latchByLockFile(dir, id, file, first, patch, max, opts, waitMs);
+  // a task file linked into another folder: a temp file beside what it links to, swapped under the lock file
+  const release = await lockTask(dir, id, waitMs);
   try {
-    for (let attempt = 1; attempt <= MAX_TRIES; attempt++) {
-      // the first attempt edits what was read just before the lock: the compare below catches a writer
-      // that changed the file meanwhile (the attempt is then retried on a fresh read), so no second read
-      const { target, bytes, task, text } = attempt === 1 ? first : load(file);
-      const applied = mergeLatched(task.raw, patch, max);
-      if (Object.keys(applied).length === 0) return { changed: false, task, applied };
-
-      const newText = setTopLevelMembers(text, applied as Record<string, unknown>);
-      const newBuf = Buffer.from(newText, 'utf8');
-      const edited = assertSameApartFrom(task.raw, judge(file, { ...bytes, buf: newBuf, size: newBuf.length }), applied);
-
-      const swap = await swapIfUnchanged(target, bytes.buf, newBuf, {
-        tmp: tempNameFor(join(dirname(target), `${id}.json`)),
-        mode: bytes.mode,
-        uid: bytes.uid,
-        gid: bytes.gid,
-        syncFirst: attempt <= DURABLE_FIRST_TRIES,
+    for (let n = 1; n <= MAX_TRIES; n++) {
+      const l = n === 1 ? first : load(file);
+      const applied = mergeLatched(l.task.raw, patch, max);
+      if (Object.keys(applied).length === 0) return { changed: false, task: l.task, applied };
+      const e = edit(file, l, applied);
+      const swap = await swapIfUnchanged(l.target, l.bytes.buf, e.buf, {
+        tmp: tempNameFor(join(dirname(l.target), `${id}.json`)),
+        mode: l.bytes.mode,
+        uid: l.bytes.uid,
+        gid: l.bytes.gid,
+        syncFirst: n <= DURABLE_FIRST_TRIES,
         beforeSwap: opts.beforeSwap && (() => opts.beforeSwap!(file)),
       });
-      if (!swap.swapped) {
-        await sleep(Math.random() * 2 * Math.min(attempt, 5));
-        continue;
-      }
-      opts.onWrite?.(file, newText, { dev: swap.dev, ino: swap.ino, size: swap.size, mtimeMs: swap.mtimeMs });
-      return { changed: true, task: withMtime(edited, swap.mtimeMs), applied };
+      if (swap.swapped) return wrote(file, e, applied, swap, opts);
+      await sleep(Math.random() * 2 * Math.min(n, 5));
     }
   } finally {
     await release();
   }
-  throw new TaskBusyError(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`, file);
+  throw busy(id, file);
 }
+
+/**
+ * A task file in the task folder, latched as git writes its index: the lock file (`.<id>.json.lock`, created
+ * exclusively) is written with the new text, fsynced, and — if the file still holds exactly the bytes the edit
+ * was made from — renamed over it, which swaps the file and releases the lock in one step; then the folder is
+ * fsynced. One file created a latch (a lock file beside a temp file would be two). An attempt whose compare fails
+ * is made again from a fresh read, in the same lock file, still held: a cooperating writer waits meanwhile.
+ */
+async function latchByLockFile(dir: string, id: string, file: string, first: Loaded, patch: LatchPatch, max: number, opts: LatchOptions, waitMs: number) {
+  const held = await lockTaskFile(dir, id, waitMs);
+  let swapped = false;
+  try {
+    for (let n = 1; n <= MAX_TRIES; n++) {
+      const l = n === 1 ? first : load(file);
+      if (dirname(l.target) !== dirname(file)) throw new TaskBusyError(`task file ${file} turned into a link meanwhile; trying again later`, file);
+      const applied = mergeLatched(l.task.raw, patch, max);
+      if (Object.keys(applied).length === 0) return { changed: false, task: l.task, applied };
+      const e = edit(file, l, applied);
+      if (n > 1) fs.ftruncateSync(held.fd, 0);
+      writeAllAtSync(held.fd, e.buf, 0);
+      fitOwnership(held.fd, l.bytes);
+      // the first tries fsync before the rename; later ones after it (see DURABLE_FIRST_TRIES)
+      const durableFirst = n <= DURABLE_FIRST_TRIES;
+      if (durableFirst) await fsyncAsync(held.fd);
+      const { mtimeMs, dev, ino, size } = fs.fstatSync(held.fd);
+      await opts.beforeSwap?.(file);
+      // compare, then swap at once
+      if (!stillHolds(l.target, l.bytes.buf)) {
+        await sleep(Math.random() * 2 * Math.min(n, 5));
+        continue;
+      }
+      if (!renameLockFile(held, l.target)) throw new TaskBusyError(`task file ${file}: its lock was broken as stale while held; trying again later`, file);
+      swapped = true;
+      if (!durableFirst) await fsyncAsync(held.fd);
+      await syncDirAfter(dirname(l.target));
+      return wrote(file, e, applied, { mtimeMs, dev, ino, size }, opts);
+    }
+  } finally {
+    if (swapped) fs.closeSync(held.fd);
+    else dropLockFile(held);
+  }
+  throw busy(id, file);
+}
+
+/** The new text of a task file: the patch's fields set in the old text, everything else byte for byte; checked. */
+function edit(file: string, l: Loaded, applied: LatchPatch): { text: string; buf: Buffer; task: Task } {
+  const text = setTopLevelMembers(l.text, applied as Record<string, unknown>);
+  const buf = Buffer.from(text, 'utf8');
+  return { text, buf, task: assertSameApartFrom(l.task.raw, judge(file, { ...l.bytes, buf, size: buf.length }), applied) };
+}
+
+function wrote(file: string, e: { text: string; task: Task }, applied: LatchPatch, st: WrittenStat, opts: LatchOptions) {
+  opts.onWrite?.(file, e.text, st);
+  return { changed: true, task: withMtime(e.task, st.mtimeMs), applied };
+}
+
+const busy = (id: string, file: string) => new TaskBusyError(`could not latch task ${id}: ${file} changed under every one of ${MAX_TRIES} attempts`, file);
 
 /** A guard against a bug in the text edit: the new text must be the old object plus the patch, and still a valid task (returned). */
 function assertSameApartFrom(before: Record<string, unknown>, after: Judged, applied: LatchPatch): Task {
