@@ -289,4 +289,15 @@ describe('the audit file', () => {
     expect(readAudit(dir).map((e) => e.taskId)).toEqual(['after']);
     expect(readFileSync(join(dir, 'audit.jsonl.1'), 'utf8').trim().split('\n')).toHaveLength(50);
   });
+
+  it('each line is {"at": when, …the entry}, in the entry\'s order; an entry with an `at` of its own keeps it, once', async () => {
+    const { fileAudit, auditFile } = await import('../src/store/audit.js');
+    const dir = tmp();
+    const audit = fileAudit(dir, () => Date.UTC(2026, 11, 2, 12));
+    audit({ event: 'test:a', taskId: 't', n: 1, nested: { x: [1, 'é'] } });
+    audit({ event: 'test:b', at: 'its own' });
+    const lines = readFileSync(auditFile(dir), 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('{"at":"2026-12-02T12:00:00.000Z","event":"test:a","taskId":"t","n":1,"nested":{"x":[1,"é"]}}');
+    expect(lines[1]).toBe('{"at":"its own","event":"test:b"}');
+  });
 });

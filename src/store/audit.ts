@@ -38,7 +38,11 @@ export function fileAudit(stateDir: string, now: () => number = Date.now, file =
     fd = null;
   };
   return (e) => {
-    const line = Buffer.from(JSON.stringify({ at: new Date(now()).toISOString(), ...e }) + '\n', 'utf8');
+    const at = new Date(now()).toISOString();
+    // {"at": …} and then the entry's own fields, in one string (no spread copy of the entry, unless it has an `at` of its own)
+    const fields = Object.hasOwn(e, 'at') ? null : JSON.stringify(e);
+    const text = fields === null ? JSON.stringify({ at, ...e }) : fields === '{}' ? `{"at":"${at}"}` : `{"at":"${at}",${fields.slice(1)}`;
+    const line = Buffer.from(`${text}\n`, 'utf8');
     if (fd !== null && statSync(file, { throwIfNoEntry: false })?.ino !== ino) close();
     if (fd === null) {
       mkdirSync(dirname(file), { recursive: true });
