@@ -64,11 +64,14 @@ export function writeAllAtSync(fd: number, buf: Buffer, position: number): void 
 
 let ids: { uid: number | undefined; gid: number | undefined } | null = null;
 
-/** Give a new file (by its fd) the permission bits and owner of the file it replaces; an owner not ours to give is left. */
-export function fitOwnership(fd: number, o: { mode: number; uid: number; gid: number }): void {
-  fs.fchmodSync(fd, o.mode & 0o7777);
+/**
+ * Give a new file (by its fd) the permission bits and owner of the file it replaces; an owner not ours to give is
+ * left. `has`: what the new file has already (its fstat), so that nothing is changed that need not be.
+ */
+export function fitOwnership(fd: number, o: { mode: number; uid: number; gid: number }, has?: { mode: number; uid: number; gid: number }): void {
+  if (!has || (has.mode & 0o7777) !== (o.mode & 0o7777)) fs.fchmodSync(fd, o.mode & 0o7777);
   ids ??= { uid: process.getuid?.(), gid: process.getgid?.() };
-  if (o.uid !== ids.uid || o.gid !== ids.gid) {
+  if (has ? o.uid !== has.uid || o.gid !== has.gid : o.uid !== ids.uid || o.gid !== ids.gid) {
     try {
       fs.fchownSync(fd, o.uid, o.gid);
     } catch {

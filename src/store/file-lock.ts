@@ -132,11 +132,14 @@ export async function acquireLock(path: string, waitMs: number, o: LockOptions):
   return asyncReleaser(path, await writeOwnerAsync(fd, o.owner));
 }
 
-/** A lock file that is also the file's next version (acquireLockFile): open for writing, empty. */
+/** A lock file that is also the file's next version (acquireLockFile): open for writing, empty; its mode and owner as created. */
 export interface HeldLockFile {
   path: string;
   fd: number;
   ino: number;
+  mode: number;
+  uid: number;
+  gid: number;
 }
 
 /**
@@ -145,12 +148,14 @@ export interface HeldLockFile {
  * releases the lock in one step (renameLockFile). One file created a write, where a lock file beside a temp file
  * is two: on ext4 without a journal, each create scans past every inode deleted in the last minutes (0.3–1 ms of
  * kernel CPU under a burst, holding the folder's lock). Waits, breaks stale holders and fails as acquireLock does;
- * the holder's staleness is its mtime (its write refreshes it). Give it back unused with dropLockFile.
+ * the holder's staleness is its mtime (its write refreshes it). `mode`: the file's mode, created with (the umask
+ * applies): where it is the one wanted, no chmod follows. Give it back unused with dropLockFile.
  */
-export async function acquireLockFile(path: string, waitMs: number, o: Omit<LockOptions, 'owner'>): Promise<HeldLockFile> {
-  const fd = await createExclusive(path, waitMs, { owner: '', ...o }, 0o600);
+export async function acquireLockFile(path: string, waitMs: number, o: Omit<LockOptions, 'owner'> & { mode?: number }): Promise<HeldLockFile> {
+  const fd = await createExclusive(path, waitMs, { owner: '', ...o }, o.mode ?? 0o600);
   try {
-    return { path, fd, ino: fs.fstatSync(fd).ino };
+    const st = fs.fstatSync(fd);
+    return { path, fd, ino: st.ino, mode: st.mode, uid: st.uid, gid: st.gid };
   } catch (e) {
     fs.closeSync(fd);
     unlinkIfThere(path);

@@ -111,8 +111,8 @@ async function lockTask(dir: string, id: string, waitMs: number): Promise<() => 
 }
 
 /** The same lock, taken as a lock file that will hold the task's next version (latchByLockFile). */
-function lockTaskFile(dir: string, id: string, waitMs: number): Promise<HeldLockFile> {
-  return busyIfLocked(() => acquireLockFile(lockFileFor(dir, id), waitMs, { staleMs: LOCK_STALE_MS }));
+function lockTaskFile(dir: string, id: string, waitMs: number, mode: number): Promise<HeldLockFile> {
+  return busyIfLocked(() => acquireLockFile(lockFileFor(dir, id), waitMs, { staleMs: LOCK_STALE_MS, mode }));
 }
 
 async function busyIfLocked<T>(take: () => Promise<T>): Promise<T> {
@@ -278,7 +278,8 @@ async function latchOnce(
  * is made again from a fresh read, in the same lock file, still held: a cooperating writer waits meanwhile.
  */
 async function latchByLockFile(dir: string, id: string, file: string, first: Loaded, patch: LatchPatch, max: number, opts: LatchOptions, waitMs: number) {
-  const held = await lockTaskFile(dir, id, waitMs);
+  // created with the task's own mode (the umask permitting: then no chmod, and no event for the watcher to read)
+  const held = await lockTaskFile(dir, id, waitMs, first.bytes.mode & 0o777);
   let swapped = false;
   try {
     for (let n = 1; n <= MAX_TRIES; n++) {
@@ -289,7 +290,10 @@ async function latchByLockFile(dir: string, id: string, file: string, first: Loa
       const e = edit(file, l, applied);
       if (n > 1) fs.ftruncateSync(held.fd, 0);
       writeAllAtSync(held.fd, e.buf, 0);
-      fitOwnership(held.fd, l.bytes);
+      fitOwnership(held.fd, l.bytes, held);
+      held.mode = l.bytes.mode;
+      held.uid = l.bytes.uid;
+      held.gid = l.bytes.gid;
       // the first tries fsync before the rename; later ones after it (see DURABLE_FIRST_TRIES)
       const durableFirst = n <= DURABLE_FIRST_TRIES;
       if (durableFirst) await fsyncAsync(held.fd);
