@@ -48,6 +48,8 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     let advanced = 0;
     let ended = 0;
     let idle = 0;
+    // the steps' jobs are added together (one addBulk a batch, not a round trip each), and awaited at the end
+    const adds: Array<Promise<unknown>> = [];
     for (const c of open) {
       const t = c.task!;
       const view = t.sessionId && snap.roster.ok ? sessionFor(snap, t.sessionId) : null;
@@ -69,9 +71,10 @@ export function createReconcileProcessor(deps: PipelineDeps) {
           continue;
         }
       }
-      await schedule(deps, c);
+      adds.push(schedule(deps, c));
       advanced++;
     }
+    await Promise.all(adds);
     // finished Claude Code jobs: a chain begins (its start latched: the grace counts from the job's settling)
     const jobChains = jobs && deps.config.fleet.jobChain && snap.roster.ok ? await beginJobChains(deps, snap) : 0;
     // one doctrine for both reapers: the sessions a person is waiting on are pinned against Claude Code's own

@@ -44,6 +44,21 @@ function alive(pid) {
   }
 }
 
+/** The names in a folder, read once per call of this CLI (a roster of thousands then costs one readdir, not a failed open a row). */
+const listings = new Map();
+function has(dir, name) {
+  let names = listings.get(dir);
+  if (!names) {
+    try {
+      names = new Set(readdirSync(dir));
+    } catch {
+      names = new Set();
+    }
+    listings.set(dir, names);
+  }
+  return names.has(name);
+}
+
 function readJson(file) {
   try {
     return JSON.parse(readFileSync(file, 'utf8'));
@@ -96,7 +111,7 @@ function present(row) {
   const out = {};
   for (const [k, v] of Object.entries(row)) if (!k.startsWith('_')) out[k] = v;
   const live = out.pid !== null && out.pid !== undefined && alive(out.pid);
-  if (row.kind === 'background') {
+  if (row.kind === 'background' && has(join(CLAUDE_DIR, 'jobs'), row.id)) {
     const job = readJson(join(CLAUDE_DIR, 'jobs', row.id, 'state.json'));
     if (job && typeof job.state === 'string') out.state = job.state;
   }
@@ -106,7 +121,7 @@ function present(row) {
     delete out.status;
     if (row.kind === 'background' && out.state === 'working') out.state = 'stopped';
   }
-  if (live) {
+  if (live && has(p('status'), row.id)) {
     const override = readText(p('status', row.id));
     if (override !== null && override.trim()) out.status = override.trim();
   }
@@ -115,7 +130,7 @@ function present(row) {
     delete out.state;
   }
   if (typeof out.startedAt === 'string' && Number.isFinite(Date.parse(out.startedAt))) out.startedAt = Date.parse(out.startedAt);
-  const extra = readJson(p('extra', `${row.id}.json`));
+  const extra = has(p('extra'), `${row.id}.json`) ? readJson(p('extra', `${row.id}.json`)) : null;
   if (extra && typeof extra === 'object') Object.assign(out, extra);
   for (const [k, v] of Object.entries(out)) if (v === undefined) delete out[k];
   return out;
