@@ -44,6 +44,37 @@ describe('Producer.add', () => {
     expect(bulks).toEqual([]);
   });
 
+  it('a job due later waits a few ms for others: adds over several turns go together; one due now goes at once; close() sends what waits', async () => {
+    const p = new Producer(exitAskQueue, host, redisOptions(REDIS_URL));
+    const bulks: number[] = [];
+    const addBulk = p.queue.addBulk.bind(p.queue);
+    p.queue.addBulk = (jobs) => {
+      bulks.push(jobs.length);
+      return addBulk(jobs);
+    };
+    const turn = () => new Promise<void>((r) => setImmediate(r));
+    const later: Array<Promise<unknown>> = [];
+    for (let i = 0; i < 3; i++) {
+      later.push(p.add(exitAskId(`later-${i}`), { taskId: `later-${i}` }, { delay: 3_600_000 }), p.add(exitAskId(`later-${i}b`), { taskId: `later-${i}b` }, { delay: 3_600_000 }));
+      await turn();
+    }
+    await Promise.all(later);
+    expect(bulks).toEqual([6]);
+
+    // a job due now is not held back, and takes those waiting with it
+    bulks.length = 0;
+    const waiting = p.add(exitAskId('waits'), { taskId: 'waits' }, { delay: 3_600_000 });
+    const now = p.add(exitAskId('now'), { taskId: 'now' });
+    await Promise.all([waiting, now]);
+    expect(bulks).toEqual([2]);
+
+    // closing sends what is still waiting before the connection goes
+    const last = p.add(exitAskId('at-close'), { taskId: 'at-close' }, { delay: 3_600_000 });
+    await p.close();
+    expect((await last as { id?: string }).id).toBe(exitAskId('at-close'));
+    expect((await ask.queue.getJob(exitAskId('at-close')))?.data).toEqual({ taskId: 'at-close' });
+  });
+
   it('refuses bad data as a rejected promise, and the rest of its turn is still added', async () => {
     const good = ask.add(exitAskId('good'), { taskId: 'good' }, { delay: 3_600_000 });
     const bad = ask.add(exitAskId('bad'), { taskId: '' } as never);
