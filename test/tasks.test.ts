@@ -573,6 +573,20 @@ describe('latchTask', () => {
     expect(leftovers()).toEqual([]);
   });
 
+  it('waiting for a held lock backs off: a lock held 1.5 s is tried again tens of times, not thousands', async () => {
+    const file = putTask({ id: 'h', state: 'done' });
+    const lock = lockFileFor(dir, 'h');
+    fs.writeFileSync(lock, '');
+    setTimeout(() => fs.rmSync(lock), 1500);
+    let waits = 0;
+    const r = await latchTask(dir, 'h', { releasedAt: at(1) }, { lockWaitMs: 5000, onLockWait: () => waits++ });
+    expect(r.changed).toBe(true);
+    expect(JSON.parse(fs.readFileSync(file, 'utf8')).releasedAt).toBe(at(1));
+    // a try every 0.2–1.7 ms (as it once was) made ~1,500 in 1.5 s; waits doubling to 25 ms make ~60–70
+    expect(waits).toBeGreaterThan(10);
+    expect(waits).toBeLessThan(150);
+  });
+
   it('a lock broken as stale and taken by another writer while held: nothing is renamed over the file, the other lock stays', async () => {
     const file = putTask({ id: 'b', state: 'done' });
     const before = fs.readFileSync(file, 'utf8');

@@ -35,6 +35,8 @@ export interface LockOptions {
   stale?: (held: HeldLock) => boolean;
   /** For the default `stale`. @defaultValue LOCK_STALE_MS */
   staleMs?: number;
+  /** Test seam: called each time the taker finds the lock held and waits to try again. */
+  onWait?: () => void;
 }
 
 type Release = () => void;
@@ -107,9 +109,16 @@ function breakIfStale(path: string, o: LockOptions): boolean {
   return true;
 }
 
-/** Create the file at `path` exclusively (on the thread pool), waiting up to waitMs while another holder has it; a stale one is broken. */
+/** The longest wait between two tries at a held lock: a lock held for seconds costs its waiter a few hundred tries, not thousands. */
+const MAX_RETRY_MS = 25;
+
+/**
+ * Create the file at `path` exclusively (on the thread pool), waiting up to waitMs while another holder has it —
+ * tries at once, then at waits that grow to MAX_RETRY_MS (with jitter) —; a stale one is broken.
+ */
 async function createExclusive(path: string, waitMs: number, o: LockOptions, mode: number): Promise<number> {
   const deadline = Date.now() + waitMs;
+  let wait = 0.2;
   for (;;) {
     try {
       return await openAsync(path, CREATE_FLAGS, mode);
@@ -118,7 +127,9 @@ async function createExclusive(path: string, waitMs: number, o: LockOptions, mod
     }
     if (breakIfStale(path, o)) continue;
     if (Date.now() > deadline) throw new LockBusyError(`locked by another writer: ${path} was held for over ${waitMs} ms`, path);
-    await new Promise((resolve) => setTimeout(resolve, 0.2 + Math.random() * 1.5));
+    o.onWait?.();
+    await new Promise((resolve) => setTimeout(resolve, wait * (0.5 + Math.random())));
+    wait = Math.min(MAX_RETRY_MS, wait * 2);
   }
 }
 

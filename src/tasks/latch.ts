@@ -83,6 +83,8 @@ export interface LatchOptions {
   onWrite?: (file: string, text: string, st: WrittenStat) => void;
   /** How long to wait for another writer's lock before giving up. @defaultValue 12000 */
   lockWaitMs?: number;
+  /** Test seam: called each time the latch finds the task's lock held and waits to try again. */
+  onLockWait?: () => void;
   /** Test seam: runs after the new text is in the temp file, just before the compare-and-swap. */
   beforeSwap?: (file: string) => void | Promise<void>;
   /**
@@ -111,8 +113,8 @@ async function lockTask(dir: string, id: string, waitMs: number): Promise<() => 
 }
 
 /** The same lock, taken as a lock file that will hold the task's next version (latchByLockFile). */
-function lockTaskFile(dir: string, id: string, waitMs: number, mode: number): Promise<HeldLockFile> {
-  return busyIfLocked(() => acquireLockFile(lockFileFor(dir, id), waitMs, { staleMs: LOCK_STALE_MS, mode }));
+function lockTaskFile(dir: string, id: string, waitMs: number, mode: number, onWait?: () => void): Promise<HeldLockFile> {
+  return busyIfLocked(() => acquireLockFile(lockFileFor(dir, id), waitMs, { staleMs: LOCK_STALE_MS, mode, ...(onWait ? { onWait } : {}) }));
 }
 
 async function busyIfLocked<T>(take: () => Promise<T>): Promise<T> {
@@ -279,7 +281,7 @@ async function latchOnce(
  */
 async function latchByLockFile(dir: string, id: string, file: string, first: Loaded, patch: LatchPatch, max: number, opts: LatchOptions, waitMs: number) {
   // created with the task's own mode (the umask permitting: then no chmod, and no event for the watcher to read)
-  const held = await lockTaskFile(dir, id, waitMs, first.bytes.mode & 0o777);
+  const held = await lockTaskFile(dir, id, waitMs, first.bytes.mode & 0o777, opts.onLockWait);
   let swapped = false;
   try {
     for (let n = 1; n <= MAX_TRIES; n++) {
