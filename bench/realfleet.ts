@@ -208,7 +208,7 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
       pass: fromFiles && files.every((f) => f.calls === 0) && (n !== 12 || med(files.map((f) => f.own)) <= 5),
     });
     add({
-      name: `the same sweep in a process that has swept 3 times (a cold process: its code not yet warm)`,
+      name: `the same sweep in a process that has swept 3 times (the figure above: after 30)`,
       value: said(cold, 'roster calls'),
       floor: `the schedule's sweep above`,
       target: '',
@@ -281,7 +281,9 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     await up.stop();
 
     // ---- exits: every task done at once, windows compressed; until every task has exitedAt
-    const w = { grace: 1000, silence: 1000, askWait: 2000, retryWait: 2000, exitConfirm: 30_000 };
+    // recheck too: a step deferred by a passing protection (a busy session whose idle notice is late) is judged again
+    // in seconds, as every other window here, not after the default 5 minutes (past this phase's 300 s deadline)
+    const w = { grace: 1000, silence: 1000, askWait: 2000, retryWait: 2000, exitConfirm: 30_000, recheck: 3000 };
     const rate = { max: 1, per: 1000 };
     const exitFile = join(fleet.root, 'sunset-exits.json');
     writeFileSync(exitFile, JSON.stringify(raw(w, { exitRate: rate })));
@@ -301,6 +303,9 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
         const v = snap.sessions.find((x) => x.sessionId === s.sessionId && x.pid !== null);
         const { id: _i, state: _s, sessionId: _x, ...latched } = t;
         console.log(`  not exited: t-${i} (${s.kind}) ${JSON.stringify(latched)} — ${v ? `${v.verdict} ${v.reasons.join(',')} ${v.notes.join('; ')}` : 'no live row'}`);
+        // what sunset last said of it, whatever the level (a deferral, and until when, is an info line)
+        const said = up2.stderr().split('\n').filter((l) => l.includes(`"taskId":"t-${i}"`)).slice(-4);
+        if (said.length) console.log(`    sunset's last lines about t-${i}:\n    ${said.join('\n    ')}`);
       });
       console.log(`  (sunset up's last log lines:)\n${up2.stderr().split('\n').filter((l) => /"level":(40|50)/.test(l)).slice(-8).join('\n')}`);
     }

@@ -12,6 +12,18 @@ const PHASES = ['floor', 'burst', 'lateness', 'idle'];
 /** --key=number options, for quick runs while investigating (the defaults are the bench's sizes); the first three are told of in the usage. */
 const NUMBER_OPTIONS = ['idle-seconds', 'real-idle-seconds', 'sessions', 'live', 'records', 'tasks', 'runs', 'burst', 'trickle', 'late', 'idle-sessions', 'floor-trips', 'footprint-tasks', 'footprint-batch', 'exit-keep'];
 
+/** `--key value` written as `--key=value` (both are taken), so that the rest reads one form. */
+function joined(argv: string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const key = /^--([a-z-]+)$/.exec(a)?.[1];
+    if (key && (NUMBER_OPTIONS.includes(key) || key === 'only') && i + 1 < argv.length && !argv[i + 1].startsWith('-')) out.push(`${a}=${argv[++i]}`);
+    else out.push(a);
+  }
+  return out;
+}
+
 /** The --key=number options, by their camelCase names, and any other option given (misspelt: an error, not a full-size run). */
 function numbers(argv: string[]): { n: Record<string, number>; unknown: string[] } {
   const n: Record<string, number> = {};
@@ -39,21 +51,31 @@ Runs the named benches (all four by default: ~30–35 min), prints each figure b
 summary table last. Exit 0 when every judged figure meets its target, 1 when one misses, 2 when a bench could not
 run. docs/benchmarks.md says what each measures and holds the figures of each round.
 
-  sweep        one sweep of the census fleet (300 live, 2,000 records, 10,000 tasks) on the test fleet
-  pipeline     the schedule on the shared Redis: floors, a burst of 1,000 tasks, lateness, idle sunset up
-  footprint    Redis memory per task (its own redis-server)
-  realfleet    N real Claude Code sessions (the real-client tier's CLI on a stand-in API)
+  sweep        one sweep of the census fleet (300 live, 2,000 records, 10,000 tasks) on the test fleet  (<1 min)
+  pipeline     the schedule on the shared Redis: floors, a burst of 1,000 tasks (and a trickle of 200 after
+               it), ask lateness, idle sunset up on the census fleet                                  (~14 min)
+  footprint    Redis memory per task (its own redis-server)                                           (~9 min)
+  realfleet    N real Claude Code sessions (the real-client tier's CLI on a stand-in API)   (~7 min; ~3 with --real-idle-seconds=60)
 
-options:
-  --only=${PHASES.join(',')}   some of the pipeline bench's phases
+options (--key=N or --key N):
+  --only=${PHASES.join(',')}   some of the pipeline bench's phases (alone, it means the pipeline bench);
+                         floor ~10 s, burst ~30 s (it measures the floors it is judged by too), lateness ~1 min,
+                         idle ~12 min
   --idle-seconds=N       the census idle window (default 600; ≥ 300 holds a reconcile pass)
   --real-idle-seconds=N  realfleet's idle window (default 300; CPU is judged only from 60 s)
   --sessions=N           realfleet's fleet size (default 12; 35 is the ADR's cap)
-  --${NUMBER_OPTIONS.slice(3).join('=N --')}=N
-                         other sizes, for quick runs while investigating
-  -h, --help             this text`;
+  --runs=N               measured sweeps (sweep: default 7; realfleet: 21)
+  --${NUMBER_OPTIONS.slice(3).filter((k) => k !== 'runs').join('=N --')}=N
+                         other sizes, for quick runs while investigating (--records ≥ 10)
+  -h, --help             this text
 
-async function main(argv: string[]): Promise<number> {
+environment: BENCH_PROFILE=<dir> CPU profiles of the measured windows; BENCH_UP_NODE_ARGS more node options for
+the \`sunset up\` the idle and realfleet phases start; BENCH_SWEEP_NODE_ARGS for realfleet's sweep process;
+BENCH_SWEEP_WARMUP the sweeps before realfleet's measured ones (30); BENCH_UP_LOG=<file> the idle phase's log
+lines; REDIS_URL the Redis of the pipeline bench (default 127.0.0.1:6379, shared: it uses keys of its own).`;
+
+async function main(given: string[]): Promise<number> {
+  const argv = joined(given);
   if (argv.includes('--help') || argv.includes('-h')) {
     console.log(USAGE);
     return 0;
@@ -77,7 +99,16 @@ async function main(argv: string[]): Promise<number> {
     console.error(`bench: --only takes ${PHASES.join(', ')}, not "${badPhase}"\n\n${USAGE}`);
     return 2;
   }
-  const chosen = (asked.length ? asked : BENCHES) as Bench[];
+  if (only.length && asked.length && !asked.includes('pipeline')) {
+    console.error(`bench: --only chooses phases of the pipeline bench, which is not among ${asked.join(', ')}\n\n${USAGE}`);
+    return 2;
+  }
+  if (n.records !== undefined && n.records < 10) {
+    console.error(`bench: --records takes 10 or more (the census fleet gives ten records an inbox message), not ${n.records}`);
+    return 2;
+  }
+  // --only alone means the pipeline bench's phases, not every bench
+  const chosen = (asked.length ? asked : only.length ? ['pipeline'] : BENCHES) as Bench[];
   const started = Date.now();
   console.log(`sunset bench — ${new Date().toISOString()}`);
   console.log(machine());
