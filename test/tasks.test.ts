@@ -24,6 +24,7 @@ import {
   type LatchPatch,
 } from '../src/tasks/tasks.js';
 import { scanTopLevelObject } from '../src/tasks/json-edit.js';
+import { until } from './support/use-fleet.js';
 
 let dir: string;
 beforeEach(() => {
@@ -599,6 +600,30 @@ describe('latchTask', () => {
     expect(fs.readFileSync(file, 'utf8')).toBe(before);
     expect(fs.readFileSync(lock, 'utf8')).toBe('');
     fs.rmSync(lock);
+    expect(leftovers()).toEqual([]);
+  });
+
+  it('leaves no file open: the replaced version, kept open across the rename, is closed after it (a swap that fails closes at once)', async () => {
+    // the files of dir this process holds open, and the versions of them already replaced ("(deleted)")
+    const openHere = (): string[] =>
+      fs.readdirSync('/proc/self/fd').flatMap((fd) => {
+        try {
+          const to = fs.readlinkSync(`/proc/self/fd/${fd}`);
+          return to.startsWith(`${dir}/`) ? [to] : [];
+        } catch {
+          return []; // closed meanwhile (readdir's own fd)
+        }
+      });
+    const ids = Array.from({ length: 20 }, (_, i) => `o${i}`);
+    for (const id of ids) putTask({ id, state: 'done' });
+    let held: string[] = [];
+    const results = await Promise.all(ids.map((id) => latchTask(dir, id, { releasedAt: at(1) }, { beforeSwap: () => void (held = openHere()) })));
+    expect(results.every((r) => r.changed)).toBe(true);
+    expect(held.length).toBeGreaterThan(0); // the lock files, open while written: the probe sees open files
+    const file = putTask({ id: 'gone-by', state: 'done' });
+    await expect(latchTask(dir, 'gone-by', { releasedAt: at(1) }, { beforeSwap: () => fs.writeFileSync(file, '{"id":"gone-by","state":') })).rejects.toBeInstanceOf(TaskInvalidError);
+    await until('every file the latches opened to be closed', () => openHere().length === 0, 5000);
+    expect(ids.map((id) => JSON.parse(fs.readFileSync(join(dir, `${id}.json`), 'utf8')).releasedAt)).toEqual(ids.map(() => at(1)));
     expect(leftovers()).toEqual([]);
   });
 
