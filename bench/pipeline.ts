@@ -140,7 +140,7 @@ function benchConfig(fleet: TestFleet, windows: Record<string, unknown>): Config
 
 async function startInProcess(config: Config, sink: EventSink, cleanup: Cleanup): Promise<Running> {
   const running = await startSunset(config, { roles: ['producers', 'workers'], log: createLogger('info', sink) });
-  console.log(`  (sunset in-process, host ${config.host}: in the bench's own process, with node's default options, not the \`sunset\` command's)`);
+  console.log(`  (sunset in-process, host ${config.host}: in the bench's own process, with node's default options, not the \`sunset\` command's ${shebangFlags(CLI).join(' ')})`);
   cleanup.add(`obliterate queues of ${config.host}`, () => obliterateHost(config));
   cleanup.add(`close sunset ${config.host}`, () => running.close());
   // settled: the first reconcile and expire-scan runs (they fire at once) are done
@@ -744,7 +744,7 @@ export async function benchPipeline(o: PipelineOptions = {}): Promise<Figure[]> 
         bench: 'pipeline',
         name: `release path floor: ${n} BullMQ jobs, each a plain durable latch + a delayed add`,
         value: `p50 ${ms(design.p50)} ms, p99 ${ms(design.p99)} ms, ${Math.round(design.rate)}/s`,
-        floor: `the burst above made ${Math.round((100 * b.rate) / design.rate)} % of its rate`,
+        floor: `sunset's burst above reached ${Math.round((100 * b.rate) / design.rate)} % of its rate`,
         target: '',
         pass: null,
       });

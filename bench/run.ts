@@ -63,7 +63,7 @@ run. docs/benchmarks.md says what each measures and holds the figures of each ro
 
 options (--key=N or --key N):
   --only=${PHASES.join(',')}   some of the pipeline bench's phases (alone, it means the pipeline bench);
-                         floor ~10 s, burst ~30 s (it measures the floors it is judged by too), lateness ~1 min,
+                         floor ~10 s, burst ~15 s (it measures the floors it is judged by too), lateness ~1 min,
                          idle ~12 min
   --idle-seconds=N       the census idle window (default 600; ≥ 300 holds a reconcile pass)
   --real-idle-seconds=N  realfleet's idle window (default 300; CPU is judged only from 60 s)
