@@ -1,17 +1,17 @@
 // Alarms: once per key ever, kept in stateDir, delivered to a webhook and a command at least once.
 import { createServer } from 'node:http';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Alarms, alarmId } from '../src/store/alarms.js';
 import { readAudit } from '../src/store/audit.js';
+import { tempDir } from './support/temp-dir.js';
 
 const base = (stateDir: string, alarms: { webhook: string | null; command: string[] | null }) => ({ stateDir, host: 'h', alarms, probeTimeout: 5000 });
 
 describe('alarms', () => {
   it('raises once per kind and key, ever, and lists them', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sunset-alarms-'));
+    const dir = tempDir('sunset-alarms-');
     const a = new Alarms(base(dir, { webhook: null, command: null }));
     expect(await a.raise('session-will-not-exit', 'task/t1', { taskId: 't1', message: 'm1' })).not.toBeNull();
     expect(await a.raise('session-will-not-exit', 'task/t1', { taskId: 't1', message: 'again' })).toBeNull();
@@ -24,7 +24,7 @@ describe('alarms', () => {
   });
 
   it('delivers to a webhook and a command; a failed delivery is retried by redeliver()', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sunset-alarms-'));
+    const dir = tempDir('sunset-alarms-');
     const got: any[] = [];
     let fail = true;
     const server = createServer((req, res) => {
@@ -59,7 +59,7 @@ describe('alarms', () => {
   });
 
   it('a person acknowledges an alarm by its id: once (a second is refused, naming the first), audited, kept in the log, out of the open list', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sunset-alarms-'));
+    const dir = tempDir('sunset-alarms-');
     const a = new Alarms(base(dir, { webhook: null, command: null }));
     await a.raise('session-will-not-exit', 'task/t1', { taskId: 't1', sessionId: 's1', message: 'will not exit' });
     await a.raise('cap-reached', 'hour/2026-11-30T04', { message: 'cap reached: 36/35' });

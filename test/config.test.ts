@@ -1,9 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir, homedir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../src/config.js';
 import { parseDuration } from '../src/duration.js';
+import { tempDir } from './support/temp-dir.js';
 
 describe('durations', () => {
   it('reads ms numbers and one-unit strings', () => {
@@ -60,7 +61,7 @@ describe('config', () => {
     expect(c.fleet.tasksDir).toBe(join(homedir(), 't'));
   });
   it('a named config file that is missing is an error; the implicit one is optional', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sunset-cfg-'));
+    const dir = tempDir('sunset-cfg-');
     expect(() => loadConfig({ file: 'missing.json', cwd: dir, env: {} })).toThrow(ConfigError);
     expect(() => loadConfig({ cwd: dir, env: { SUNSET_CONFIG: 'gone.json' } })).toThrow(/cannot be read/);
     expect(loadConfig({ cwd: dir, env: {} }).cap).toBe(35);

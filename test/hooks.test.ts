@@ -1,8 +1,7 @@
 // Claude Code hooks as evidence, without processes: the verdict's hook reasons as a table, the hook
 // state machine, the settings merge (a person's hooks are never dropped) and hook-event's promise
 // never to fail a hook.
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chmodSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { decide, hookDisagrees, REASONS, type Evidence, type HookFacts, type Policy, type SessionFacts, type TaskFacts } from '../src/doctrine/verdict.js';
@@ -10,6 +9,7 @@ import { applyHookEvent, hookFileName, parseHookInput, pruneHookStates, readHook
 import { addSunsetHooks, hookCommand, hookFacts, installHooks, installedSunsetHooks, isSunsetHook, removeHooks, removeSunsetHooks, SettingsError, HOOK_MARKER, type Settings } from '../src/evidence/hooks.js';
 import { dirFromArgv, hookEventMain } from '../src/cli/hook-event.js';
 import { parseConfig } from '../src/config.js';
+import { tempDir } from './support/temp-dir.js';
 
 const MIN = 60_000;
 const now = Date.parse('2026-11-30T12:00:00Z');
@@ -123,7 +123,7 @@ describe('parseHookInput', () => {
 });
 
 describe('recordHookEvent and hook-event: fast, and never failing the hook', () => {
-  const tmp = () => mkdtempSync(join(tmpdir(), 'sunset-hooks-'));
+  const tmp = () => tempDir('sunset-hooks-');
   it('keeps one small file per session, the latest state, written atomically', () => {
     const dir = join(tmp(), 'hooks');
     recordHookEvent(dir, JSON.stringify({ session_id: 'a', hook_event_name: 'UserPromptSubmit', transcript_path: '/t/a.jsonl' }), now);
@@ -222,7 +222,7 @@ describe('the settings file: backup, atomic write, dry run', () => {
   const CMD = hookCommand('/state/hooks', { node: '/usr/bin/node', script: '/s.js' });
   const clock = () => Date.parse('2026-11-30T12:00:00.123Z');
   it('install backs up first, keeps the mode, and remove restores the same settings', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sunset-settings-'));
+    const dir = tempDir('sunset-settings-');
     const file = join(dir, 'settings.json');
     const original = JSON.stringify({ env: { A: '1' }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'mine' }] }] } }, null, 2) + '\n';
     writeFileSync(file, original, { mode: 0o600 });
@@ -240,7 +240,7 @@ describe('the settings file: backup, atomic write, dry run', () => {
     expect(readdirSync(dir).filter((n) => n.startsWith('.'))).toEqual([]); // no temp files left
   });
   it('a dry run writes nothing; a missing file is created (nothing to back up); remove on it is a no-op', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sunset-settings-'));
+    const dir = tempDir('sunset-settings-');
     const file = join(dir, 'sub', 'settings.json');
     const dry = installHooks(file, CMD, { dryRun: true });
     expect(dry.changed).toBe(true);
@@ -252,7 +252,7 @@ describe('the settings file: backup, atomic write, dry run', () => {
     expect(installedSunsetHooks(JSON.parse(readFileSync(file, 'utf8')))).toHaveLength(6);
   });
   it('a file that is not JSON is left exactly as it is', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'sunset-settings-'));
+    const dir = tempDir('sunset-settings-');
     const file = join(dir, 'settings.json');
     writeFileSync(file, '{ "hooks": { // a comment\n } }');
     expect(() => installHooks(file, CMD)).toThrow(/not valid JSON.*left untouched/);

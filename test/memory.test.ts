@@ -1,13 +1,13 @@
 // Memory-pressure ordering: only the order of what is already eligible changes.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { exitPriority, memAvailable, underPressure } from '../src/evidence/meminfo.js';
+import { tempDir } from './support/temp-dir.js';
 
 describe('memory pressure', () => {
   it('reads MemAvailable from a meminfo file', () => {
-    const f = join(mkdtempSync(join(tmpdir(), 'sunset-mem-')), 'meminfo');
+    const f = join(tempDir('sunset-mem-'), 'meminfo');
     writeFileSync(f, 'MemTotal:       24000000 kB\nMemFree:         1000 kB\nMemAvailable:    1500000 kB\n');
     expect(memAvailable(f)).toBe(1_500_000 * 1024);
     expect(memAvailable(join(f, 'missing'))).toBeNull();
