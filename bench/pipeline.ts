@@ -204,8 +204,6 @@ async function rawFloor(trips: number, cleanup: Cleanup) {
  * directory fsync — done plainly, 32 at a time, on ~1 KB files in the same file system as the task files.
  * On a shared box this floor moves with everyone else's file system work (ext4's journal is shared).
  */
-type FsFloor = Awaited<ReturnType<typeof fsFloor>>;
-
 async function fsFloor(n: number) {
   const dir = mkdtempSync(join(tmpdir(), 'sunset-fs-floor-'));
   try {
@@ -229,6 +227,8 @@ async function fsFloor(n: number) {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+type FsFloor = Awaited<ReturnType<typeof fsFloor>>;
 
 function writeFloorFiles(dir: string, n: number): void {
   const body = Buffer.from(JSON.stringify({ id: 'x', state: 'done', notes: NOTES }, null, 2) + '\n');

@@ -1,9 +1,9 @@
 // The fleet sampler without a fleet: the census of a snapshot, exits and asks counted from the audit log
 // where the last sample stopped, the bounded rotating file, one sampler per host, the summary and the chart.
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync, existsSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDir } from './support/temp-dir.js';
 import type { FleetSnapshot, SessionView } from '../src/evidence/fleet.js';
 import { parseConfig } from '../src/config.js';
 import { silentLogger } from '../src/log.js';
@@ -27,13 +27,7 @@ const MIN = 60_000;
 const H = 60 * MIN;
 const MB = 1024 * 1024;
 const T0 = Date.parse('2026-11-30T12:00:00Z');
-const made: string[] = [];
-const tmp = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'sunset-sampler-'));
-  made.push(dir);
-  return dir;
-};
-afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+const tmp = () => tempDir('sunset-sampler-');
 
 function view(o: { id: string; live?: boolean | null; pid?: number | null; rss?: number; silence?: number | null; task?: { state: string; terminal: boolean } | null }): SessionView {
   const task = o.task === undefined ? null : o.task;

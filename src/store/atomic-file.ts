@@ -5,7 +5,7 @@
 //             fsynced (the rename itself made durable); writeFileAtomicSync, writeFileAtomic (async),
 //             stageFileSync (the rename left to the caller, for a compare before it)
 //   swap      the same, but only if the file still holds exactly the bytes the new ones were computed from
-//             (swapIfUnchanged, stillHolds, holdIfStill): the task latch's compare-and-swap
+//             (swapIfUnchanged, renameIfStill, stillHolds): the task latch's compare-and-swap
 //   create    once, ever (O_EXCL), fsynced with its folder: createFileOnceSync
 //   append    one line with O_APPEND (one write: concurrent appenders never interleave): appendLineSync
 //   (a cooperative lock file, created exclusively, a stale one broken: src/store/file-lock.ts)
@@ -285,9 +285,9 @@ export function stillHolds(path: string, expected: Buffer): boolean {
 /**
  * stillHolds, keeping the file open when it does hold them (null when not): a rename over it made at once then
  * only unlinks it, and the freeing of its inode — 0.3–0.5 ms of kernel CPU on ext4 under a burst, paid by the
- * thread that drops the last reference — waits for the close, which closeLater does on the thread pool.
+ * thread that drops the last reference — waits for the close, which renameIfStill makes on the thread pool.
  */
-export function holdIfStill(path: string, expected: Buffer): number | null {
+function holdIfStill(path: string, expected: Buffer): number | null {
   let fd: number;
   try {
     fd = fs.openSync(path, READ_FLAGS);
@@ -316,9 +316,19 @@ export function holdIfStill(path: string, expected: Buffer): number | null {
   }
 }
 
-/** Close fd on the thread pool, not waiting (holdIfStill's file, once replaced); a failed close is nothing to act on. */
-export function closeLater(fd: number): void {
-  fs.close(fd, () => {});
+/**
+ * The compare-and-swap's last step: if `target` still holds exactly `expected`, `rename` at once (it puts the new
+ * version over `target`) and give its result; null, renaming nothing, when the file had changed. The old version
+ * is kept open across the rename and closed on the thread pool after it (holdIfStill): its inode is freed there.
+ */
+export function renameIfStill<T>(target: string, expected: Buffer, rename: () => T): T | null {
+  const old = holdIfStill(target, expected);
+  if (old === null) return null;
+  try {
+    return rename();
+  } finally {
+    fs.close(old, () => {}); // a failed close is nothing to act on
+  }
 }
 
 export interface SwapOptions {
@@ -353,14 +363,12 @@ export async function swapIfUnchanged(target: string, expected: Buffer, data: Bu
     const { mtimeMs, dev, ino, size } = fs.fstatSync(fd);
     await o.beforeSwap?.();
 
-    // compare, then swap at once; the old version is closed (and freed) on the thread pool
-    const old = holdIfStill(target, expected);
-    if (old === null) return { swapped: false };
-    try {
+    // compare, then swap at once
+    const swap = () => {
       fs.renameSync(o.tmp, target);
-    } finally {
-      closeLater(old);
-    }
+      return true;
+    };
+    if (renameIfStill(target, expected, swap) === null) return { swapped: false };
     renamed = true;
     if (!o.syncFirst) await fsyncAsync(fd);
     fs.closeSync(fd);

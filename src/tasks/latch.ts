@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
-import { closeLater, fitOwnership, fsyncAsync, holdIfStill, swapIfUnchanged, syncDirAfter, tempNameFor, writeAllAtSync } from '../store/atomic-file.js';
+import { fitOwnership, fsyncAsync, renameIfStill, swapIfUnchanged, syncDirAfter, tempNameFor, writeAllAtSync } from '../store/atomic-file.js';
 import { acquireLock, acquireLockFile, dropLockFile, LOCK_STALE_MS as ATOMIC_LOCK_STALE_MS, LockBusyError, renameLockFile, type HeldLockFile } from '../store/file-lock.js';
 import { setTopLevelMembers } from './json-edit.js';
 import { badIdRead, errCode, GONE, readFileBytesSync, takeRecentRead, unreadable } from './read-tasks.js';
@@ -301,18 +301,11 @@ async function latchByLockFile(dir: string, id: string, file: string, first: Loa
       if (durableFirst) await fsyncAsync(held.fd);
       const { mtimeMs, dev, ino, size } = fs.fstatSync(held.fd);
       await opts.beforeSwap?.(file);
-      // compare, then swap at once; the old version, kept open across the rename, is closed (and its inode
-      // freed) on the thread pool, not on this thread
-      const old = holdIfStill(l.target, l.bytes.buf);
-      if (old === null) {
+      // compare, then swap at once (the old version's inode freed on the thread pool, not on this thread)
+      const renamed = renameIfStill(l.target, l.bytes.buf, () => renameLockFile(held, l.target));
+      if (renamed === null) {
         await sleep(Math.random() * 2 * Math.min(n, 5));
         continue;
-      }
-      let renamed: boolean;
-      try {
-        renamed = renameLockFile(held, l.target);
-      } finally {
-        closeLater(old);
       }
       if (!renamed) throw new TaskBusyError(`task file ${file}: its lock was broken as stale while held; trying again later`, file);
       swapped = true;
