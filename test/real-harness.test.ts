@@ -141,7 +141,9 @@ describe('the real CLI under the harness', () => {
 
   it('/exit typed into the pane ends an interactive session and closes its tmux session', async () => {
     const s = await fleet.startInteractive('[[reply:Hello there.]] say hello');
-    await fleet.waitForScreen(s.paneId, /Hello there\./, 20_000);
+    // the reply line ("● Hello there."), not the prompt echoed above it ("❯ [[reply:Hello there.]] say hello"),
+    // which is on screen before any request is sent: a loaded CI run once typed /exit before the turn began
+    await fleet.waitForScreen(s.paneId, /^\s*● Hello there\./m, 30_000);
     await fleet.waitForRow(s.pid, (r) => r?.status === 'idle', 20_000);
     fleet.typeInto(s.paneId, '/exit');
     expect(await fleet.waitForExit(s.pid, 10_000)).toBe(true);

@@ -91,7 +91,7 @@ async function main(): Promise<void> {
 
     // --- interactive, in tmux
     const inter = await f.startInteractive('[[reply:Ready.]] hello', { name: 'pane-session' });
-    await f.waitForScreen(inter.paneId, /Ready\./);
+    await f.waitForScreen(inter.paneId, /^\s*● Ready\./m); // the reply, not the prompt echoed above it
     const interDerived = await f.startInteractive(undefined); // no --name: the name is derived
     await f.waitForRow(inter.pid, (r) => r?.status === 'idle');
 
