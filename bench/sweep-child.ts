@@ -4,11 +4,15 @@
 //
 //   node <sunset's node options> dist/bench/sweep-child.js <config.json> <pipeline|person|cli> <runs> <calls.log>
 //
-// Prints one JSON line: each run's { wall, own, kids, children, calls, rosterFrom, rows }.
+// Prints one JSON line: each run's { wall, own, kids, children, calls, rosterFrom, rows, floorOwn, floorWall }. The
+// floor (bench/files-floor.ts: the files the CLI reads, read plainly) is measured just before each sweep, in this
+// process: a process of this VM's sometimes runs the same code at half speed for its whole life (a pure JSON.parse
+// loop here: 2.8–3.2 ms in most processes, 5–6 ms in others), and a floor taken elsewhere would not share that.
 import { readFileSync } from 'node:fs';
 import { parseConfig } from '../src/config.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { childCount } from '../src/run.js';
+import { filesFloor } from './files-floor.js';
 
 const [file, kind, runsArg, callsLog] = process.argv.slice(2);
 const config = parseConfig(JSON.parse(readFileSync(file, 'utf8')), { env: {} });
@@ -34,9 +38,23 @@ const sweep = () => gatherFleet(config, kind === 'cli' ? { roster: 'cli' } : { r
 // measured sweeps still paid for TurboFan compiling the sweep (quartiles 3.9–10.5 ms against 3.2–4.6 after 30).
 // BENCH_SWEEP_WARMUP: how many (30 by default).
 const warmup = Number(process.env.BENCH_SWEEP_WARMUP ?? 30);
-for (let i = 0; i < warmup; i++) await sweep();
+const claudeDir = config.fleet.claudeDir;
+const floor = () => {
+  if (claudeDir === null) return { floorOwn: NaN, floorWall: NaN };
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  filesFloor(claudeDir);
+  const floorWall = performance.now() - t0;
+  const u = process.cpuUsage(c0);
+  return { floorOwn: (u.user + u.system) / 1000, floorWall };
+};
+for (let i = 0; i < warmup; i++) {
+  await sweep();
+  floor();
+}
 const out = [];
 for (let r = 0; r < runs; r++) {
+  const { floorOwn, floorWall } = floor();
   const calls0 = calls();
   const children0 = childCount();
   const kids0 = kidsMs();
@@ -45,6 +63,6 @@ for (let r = 0; r < runs; r++) {
   const snap = await sweep();
   const wall = performance.now() - t0;
   const u = process.cpuUsage(c0);
-  out.push({ wall, own: (u.user + u.system) / 1000, kids: kidsMs() - kids0, children: childCount() - children0, calls: calls() - calls0, rosterFrom: snap.rosterFrom, rows: snap.sessions.length });
+  out.push({ wall, own: (u.user + u.system) / 1000, kids: kidsMs() - kids0, children: childCount() - children0, calls: calls() - calls0, rosterFrom: snap.rosterFrom, rows: snap.sessions.length, floorOwn, floorWall });
 }
 console.log(JSON.stringify(out));
