@@ -48,19 +48,62 @@ export function pageBytes(): number {
   return pageSize;
 }
 
+/** Parse /proc/<pid>/stat. The command name may hold spaces and parentheses: fields start after the last ')'. */
+export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | null {
+  const s = statFields(text);
+  return s ? infoOf(pid, s) : null;
+}
+
+function infoOf(pid: number, s: StatFields): ProcInfo {
+  return { pid, ppid: s.ppid, state: s.state, startMs: btime() + (s.start * 1000) / CLK_TCK, startTicks: s.startTicks, argv: [] };
+}
+
+interface StatFields {
+  state: string;
+  ppid: number;
+  flags: number;
+  start: number;
+  startTicks: string;
+}
+
+/**
+ * The fields a sweep reads from a stat line — state (field 3), ppid (4), flags (9), starttime (22) — found by
+ * scanning for the spaces between them: a split made ~50 strings a process, most of a sweep's garbage.
+ */
+function statFields(text: string): StatFields | null {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const at: number[] = [close + 2]; // where field 3 + k starts, k = 0 … 20
+  for (let k = 1; k <= 20; k++) {
+    let sp = text.indexOf(' ', at[k - 1]);
+    if (sp < 0 && k === 20) sp = text.trimEnd().length; // starttime the line's last field
+    if (sp < 0) return null;
+    at.push(sp + 1);
+  }
+  const field = (k: number) => text.slice(at[k], at[k + 1] - 1);
+  const ppid = Number(field(1));
+  const startTicks = field(19);
+  const start = Number(startTicks);
+  if (!Number.isFinite(ppid) || !Number.isFinite(start) || startTicks === '') return null;
+  return { state: field(0) || '?', ppid, flags: Number(field(6)), start, startTicks };
+}
+
+/**
+ * A process's argv, kept while its pid, start and command name (stat's comm) stay the same: argv is set at exec
+ * (the real CLI starts its helpers with theirs, `claude bg-pty-host …`), and an exec changes comm. A process
+ * younger than ARGV_SETTLE_MS is read every time: a retitle, if any, happens as it starts.
+ */
+const argvCache = new Map<string, { key: string; argv: string[] }>();
+const ARGV_SETTLE_MS = 10_000;
+
 /** One small /proc file whole, through one buffer (an open, a read, a close: no fstat, no buffer per file). */
 const small = Buffer.allocUnsafe(4096);
 function readSmall(path: string): string {
-  const n = readSmallInto(path);
-  // a stat line is far shorter than the buffer: a full read is a longer file, read the plain way
-  return n < small.length ? small.toString('utf8', 0, n) : readFileSync(path, 'utf8');
-}
-
-/** A small file's bytes into `small` (how many; small.length: longer than the buffer). */
-function readSmallInto(path: string): number {
   const fd = openSync(path, 'r');
   try {
-    return readSync(fd, small, 0, small.length, 0);
+    const n = readSync(fd, small, 0, small.length, 0);
+    // a stat line is far shorter than the buffer: a full read is a longer file, read the plain way
+    return n < small.length ? small.toString('utf8', 0, n) : readFileSync(path, 'utf8');
   } finally {
     closeSync(fd);
   }
@@ -80,7 +123,6 @@ const PF_KTHREAD = 0x00200000;
  * close-on-exec: no child process inherits them.
  */
 const held = new Map<string, number>();
-let statFds = 0; // the stat files kept open in `seen` (held counts the rest)
 let maxHeld: number | null = null;
 
 function heldLimit(): number {
@@ -97,7 +139,6 @@ function heldLimit(): number {
   }
   return maxHeld;
 }
-const mayKeep = () => held.size + statFds < heldLimit();
 
 /** A /proc file's text (path under /proc/<pid>/), through the kept file when there is one and its process lives. */
 function readKept(path: string): string {
@@ -115,7 +156,7 @@ function readKept(path: string): string {
     }
     closeSync(fd);
   }
-  if (!mayKeep()) return readSmall(path);
+  if (held.size >= heldLimit()) return readSmall(path);
   const fresh = openSync(path, 'r');
   let n: number;
   try {
@@ -132,207 +173,45 @@ function readKept(path: string): string {
   return small.toString('utf8', 0, n);
 }
 
-/**
- * What the last sweep found of each process, by pid, for each folder read as /proc. A process whose stat shows the
- * same parent, state, flags, start and command name as last time, and whose argv is settled, is the same ProcInfo
- * object as last time: a sweep reads each stat and compares its bytes, and makes nothing for a process at rest (a
- * sweep's garbage was ~0.8 MB on 12 real sessions, most of it the process table made anew; each scavenge it caused
- * cost ~1 ms). When every process is as it was, the table itself is last sweep's.
- *
- * argv is kept while pid, start and command name (stat's comm) stay the same: argv is set at exec (the real CLI
- * starts its helpers with theirs, `claude bg-pty-host …`), and an exec changes comm. A process younger than
- * ARGV_SETTLE_MS, or a zombie, or one that showed no argv, is read every time: a retitle, if any, happens as it starts.
- */
-interface Seen {
-  info: ProcInfo;
-  /** stat's comm, as bytes. */
-  comm: Buffer;
-  flags: number;
-  /** argv may be kept (see above). */
-  settled: boolean;
-  /** The stat file kept open (the real /proc only). */
-  fd: number | null;
-}
-interface RootState {
-  seen: Map<number, Seen>;
-  last: ProcTable | null;
-}
-const roots = new Map<string, RootState>();
-const ARGV_SETTLE_MS = 10_000;
-
-function rootState(procRoot: string): RootState {
-  let st = roots.get(procRoot);
-  if (!st) {
-    // one test folder at a time besides the real /proc (each test makes its own)
-    for (const [k, v] of roots) if (k !== '/proc') dropRoot(k, v);
-    st = { seen: new Map(), last: null };
-    roots.set(procRoot, st);
-  }
-  return st;
-}
-
-function dropRoot(root: string, st: RootState): void {
-  st.seen.forEach((e) => closeStat(e));
-  roots.delete(root);
-}
-
-function closeStat(e: Seen): void {
-  if (e.fd === null) return;
-  closeSync(e.fd);
-  e.fd = null;
-  statFds--;
-}
-
-/** The process's stat into `small`: through its kept file (real /proc), else opened anew; how many bytes. */
-function readStat(procRoot: string, pid: number, prev: Seen | undefined): { n: number; fd: number | null } {
-  if (prev?.fd != null) {
-    try {
-      const n = readSync(prev.fd, small, 0, small.length, 0);
-      if (n < small.length) return { n, fd: prev.fd };
-    } catch {
-      /* ended: the pid, if listed, is another process now */
-    }
-    closeStat(prev);
-  }
-  const path = `${procRoot}/${pid}/stat`;
-  if (procRoot !== '/proc' || !mayKeep()) return { n: readSmallInto(path), fd: null };
-  const fd = openSync(path, 'r');
-  try {
-    const n = readSync(fd, small, 0, small.length, 0);
-    if (n < small.length) {
-      statFds++;
-      return { n, fd };
-    }
-  } catch (err) {
+/** Close the kept files of processes this listing of /proc does not show: they have ended. */
+function dropUnlisted(listed: ReadonlySet<string>): void {
+  for (const [path, fd] of held) {
+    const pid = path.slice(6, path.indexOf('/', 6)); // '/proc/<pid>/…'
+    if (listed.has(pid)) continue;
+    held.delete(path);
     closeSync(fd);
-    throw err;
   }
-  closeSync(fd);
-  return { n: small.length, fd: null };
 }
 
-const SPACE = 0x20;
-
-/** Does small[from, to) hold the digits of `text`? */
-function sameDigits(from: number, to: number, text: string | undefined): boolean {
-  if (text === undefined || text.length !== to - from) return false;
-  for (let i = 0; i < text.length; i++) if (small[from + i] !== text.charCodeAt(i)) return false;
-  return true;
-}
-
-/** Does small[from, to) hold the bytes of `bytes`? (Buffer#compare with offsets makes garbage on every call.) */
-function sameBytes(from: number, to: number, bytes: Buffer): boolean {
-  if (bytes.length !== to - from) return false;
-  for (let i = 0; i < bytes.length; i++) if (small[from + i] !== bytes[i]) return false;
-  return true;
-}
-
-/** A non-negative integer field of small[from, to); NaN if it is not one. */
-function intAt(from: number, to: number): number {
-  if (to <= from) return NaN;
-  let v = 0;
-  for (let i = from; i < to; i++) {
-    const c = small[i] - 0x30;
-    if (c < 0 || c > 9) return NaN;
-    v = v * 10 + c;
-  }
-  return v;
-}
-
-/** Where a stat line's fields are in `small` (filled by statAt: one object for every process, no garbage). */
-const at = { open: 0, close: 0, ppid: 0, flags: 0, startFrom: 0, startTo: 0 };
-
-/**
- * Find the fields a sweep reads in the stat line in small[0, n): the comm between the first '(' and the last ')'
- * (it may hold either), then field 3 state, 4 ppid, 9 flags, 22 starttime. Scanned by hand: Buffer#indexOf and a
- * string's split make garbage on every call. False when the line is not one.
- */
-function statAt(n: number): boolean {
-  let open = 0;
-  while (open < n && small[open] !== 0x28) open++;
-  let close = n - 1;
-  while (close > open && small[close] !== 0x29) close--;
-  if (open >= n || close <= open || close + 2 >= n) return false;
-  at.open = open;
-  at.close = close;
-  at.ppid = NaN;
-  at.flags = NaN;
-  let field = 3;
-  let from = close + 2;
-  for (let i = from; i <= n; i++) {
-    if (i < n && small[i] !== SPACE && small[i] !== 0x0a) continue;
-    if (field === 4) at.ppid = intAt(from, i);
-    else if (field === 9) at.flags = intAt(from, i);
-    else if (field === 22) {
-      at.startFrom = from;
-      at.startTo = i;
-      return Number.isFinite(at.ppid) && Number.isFinite(intAt(from, i));
-    }
-    field++;
-    from = i + 1;
-  }
-  return false;
-}
-
-/** One process, from its stat: last sweep's Seen when nothing changed, else a new one; null when it has ended. */
-function readProc(procRoot: string, pid: number, prev: Seen | undefined, now: number): Seen | null {
-  let got: { n: number; fd: number | null };
+function readProc(procRoot: string, pid: number, kept: Map<string, { key: string; argv: string[] }>): ProcInfo | null {
+  const at = `${procRoot}/${pid}`;
   try {
-    got = readStat(procRoot, pid, prev);
-    // a stat longer than the buffer (no comm makes one so: kept for safety) is read the plain way
-    if (got.n >= small.length) got.n = small.write(readFileSync(`${procRoot}/${pid}/stat`, 'latin1'), 0, 'latin1');
+    const stat = procRoot === '/proc' ? readKept(`${at}/stat`) : readSmall(`${at}/stat`);
+    const f = statFields(stat);
+    if (!f) return null;
+    const info = infoOf(pid, f);
+    if (Number.isFinite(f.flags) && (f.flags & PF_KTHREAD) !== 0) return info; // a kernel thread has no argv
+    const key = `${f.startTicks}|${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`;
+    const hit = argvCache.get(at);
+    if (hit && hit.key === key) {
+      kept.set(at, hit);
+      info.argv = hit.argv;
+      return info;
+    }
+    let cmd: Buffer;
+    try {
+      cmd = readFileSync(`${at}/cmdline`);
+    } catch {
+      cmd = Buffer.alloc(0);
+    }
+    const argv = cmd.length ? cmd.toString('utf8').replace(/\0$/, '').split('\0') : [];
+    // kept once the process is past its start (a retitle happens there; one still exec'ing shows no argv yet)
+    if (argv.length && f.state !== 'Z' && Date.now() - info.startMs >= ARGV_SETTLE_MS) kept.set(at, { key, argv });
+    info.argv = argv;
+    return info;
   } catch {
     return null; // ended between readdir and read
   }
-  const n = got.n;
-  if (!statAt(n)) {
-    if (got.fd !== null && prev?.fd !== got.fd) {
-      closeSync(got.fd); // opened for this read (the caller closes a kept one)
-      statFds--;
-    }
-    return null;
-  }
-  const { open, close, ppid, flags, startFrom, startTo } = at;
-  const state = close + 2 < n && small[close + 2] !== SPACE ? String.fromCharCode(small[close + 2]) : '?';
-  const kthread = Number.isFinite(flags) && (flags & PF_KTHREAD) !== 0;
-  const sameExec = !!prev && prev.flags === flags && sameDigits(startFrom, startTo, prev.info.startTicks) && sameBytes(open + 1, close, prev.comm);
-  if (prev && sameExec && prev.info.ppid === ppid && prev.info.state === state && (kthread || prev.settled)) {
-    prev.fd = got.fd;
-    return prev;
-  }
-  const startTicks = small.toString('latin1', startFrom, startTo);
-  const comm = Buffer.from(small.subarray(open + 1, close));
-  const info: ProcInfo = { pid, ppid, state, startMs: btime() + (Number(startTicks) * 1000) / CLK_TCK, startTicks, argv: [] };
-  const seen: Seen = { info, comm, flags, settled: false, fd: got.fd };
-  if (prev) prev.fd = null; // readStat left it closed, or its file is the new one's now
-  if (kthread) return seen; // a kernel thread has no argv
-  if (prev && sameExec && prev.settled) {
-    info.argv = prev.info.argv;
-    seen.settled = true;
-    return seen;
-  }
-  let cmd: Buffer;
-  try {
-    cmd = readFileSync(`${procRoot}/${pid}/cmdline`);
-  } catch {
-    cmd = Buffer.alloc(0);
-  }
-  info.argv = cmd.length ? cmd.toString('utf8').replace(/\0$/, '').split('\0') : [];
-  // kept once the process is past its start (a retitle happens there; one still exec'ing shows no argv yet)
-  seen.settled = info.argv.length > 0 && state !== 'Z' && now - info.startMs >= ARGV_SETTLE_MS;
-  return seen;
-}
-
-/** Parse /proc/<pid>/stat text. The command name may hold spaces and parentheses: fields start after the last ')'. */
-export function parseStat(pid: number, text: string): Omit<ProcInfo, 'argv'> | null {
-  const close = text.lastIndexOf(')');
-  if (close < 0) return null;
-  const f = text.slice(close + 2).split(' ');
-  const ppid = Number(f[1]);
-  const startTicks = (f[19] ?? '').trim();
-  const start = Number(startTicks);
-  if (!Number.isFinite(ppid) || !Number.isFinite(start) || startTicks === '') return null;
-  return { pid, ppid, state: f[0] || '?', startMs: btime() + (start * 1000) / CLK_TCK, startTicks };
 }
 
 // /proc files are made by the kernel on read, never by a disk: plain synchronous reads, in batches that
@@ -343,66 +222,25 @@ const yieldNow = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function readProcTable(procRoot = '/proc'): Promise<ProcTable> {
   const names = await readdir(procRoot);
-  const st = rootState(procRoot);
-  const last = st.last;
-  const now = Date.now();
-  let count = 0;
-  let same = last !== null;
-  const infos: ProcInfo[] = [];
-  for (let i = 0; i < names.length; i++) {
-    const c = names[i].charCodeAt(0);
-    if (c < 0x30 || c > 0x39) continue; // self, thread-self, sys, …
-    const pid = Number(names[i]);
-    if (!Number.isInteger(pid)) continue;
-    if (count > 0 && count % PROC_BATCH === 0) await yieldNow();
-    count++;
-    const prev = st.seen.get(pid);
-    const got = readProc(procRoot, pid, prev, now);
-    if (!got) {
-      if (prev) {
-        closeStat(prev);
-        st.seen.delete(pid);
-      }
-      same = false;
-      continue;
-    }
-    if (got !== prev) st.seen.set(pid, got);
-    if (same && last!.procs.get(pid) !== got.info) same = false;
-    infos.push(got.info);
-  }
-  // the processes this listing no longer shows have ended: their kept files are closed
-  if (st.seen.size > infos.length) {
-    const listed = new Set<number>();
-    for (const p of infos) listed.add(p.pid);
-    st.seen.forEach((e, pid) => {
-      if (listed.has(pid)) return;
-      closeStat(e);
-      st.seen.delete(pid);
-    });
-  }
-  if (procRoot === '/proc' && held.size) dropUnlisted(st.seen);
-  if (same && last !== null && last.procs.size === infos.length) return last;
+  const pids = names.filter((n) => /^\d+$/.test(n)).map(Number);
   const procs = new Map<number, ProcInfo>();
   const children = new Map<number, number[]>();
-  for (const p of infos) {
-    procs.set(p.pid, p);
+  const kept = new Map<string, { key: string; argv: string[] }>();
+  for (let i = 0; i < pids.length; i++) {
+    if (i > 0 && i % PROC_BATCH === 0) await yieldNow();
+    const p = readProc(procRoot, pids[i], kept);
+    if (p) procs.set(p.pid, p);
+  }
+  // only the processes this read saw (another procRoot's entries too: tests read fake /proc folders, one at a time)
+  argvCache.clear();
+  for (const [k, v] of kept) argvCache.set(k, v);
+  if (procRoot === '/proc') dropUnlisted(new Set(names));
+  for (const p of procs.values()) {
     const list = children.get(p.ppid);
     if (list) list.push(p.pid);
     else children.set(p.ppid, [p.pid]);
   }
-  const table = { procs, children };
-  st.last = table;
-  return table;
-}
-
-/** Close the kept files (statm) of processes the last listing of /proc did not show: they have ended. */
-function dropUnlisted(listed: ReadonlyMap<number, unknown>): void {
-  held.forEach((fd, path) => {
-    const pid = Number.parseInt(path.slice(6), 10); // '/proc/<pid>/…'
-    if (listed.has(pid)) return;
-    held.delete(path);
-    closeSync(fd);
-  });
+  return { procs, children };
 }
 
 /** A pid reused by a process that started over this long after the roster's startedAt is not the session. */
@@ -459,19 +297,12 @@ export function pidsRss(pids: Iterable<number>): number {
 }
 
 /** The command names a Claude Code process may carry in argv: `claude`, the native `claude.exe`, the configured command's basename. */
-const namesMade = new Map<string, Set<string>>();
-export function claudeNames(claudeCommand: string, attachArgv: readonly string[]): ReadonlySet<string> {
-  // the same Set for the same config: what a sweep keeps of a process's argv (argsOf) is kept for one Set
-  const key = `${claudeCommand}\0${attachArgv[0] ?? ''}`;
-  const made = namesMade.get(key);
-  if (made) return made;
+export function claudeNames(claudeCommand: string, attachArgv: readonly string[]): Set<string> {
   const out = new Set<string>();
   for (const n of [basename(claudeCommand), attachArgv[0] ?? 'claude', 'claude']) {
     out.add(n);
     out.add(n.endsWith('.exe') ? n.slice(0, -4) : `${n}.exe`);
   }
-  if (namesMade.size > 16) namesMade.clear();
-  namesMade.set(key, out);
   return out;
 }
 
@@ -511,7 +342,7 @@ export function findClients(table: ProcTable, names: ReadonlySet<string>, attach
   const out: Clients = { attach: [], agentViews: [] };
   for (const p of table.procs.values()) {
     if (p.state === 'Z') continue;
-    const args = argsOf(p, names);
+    const args = claudeArgs(p.argv, names);
     if (!args) continue;
     // a client of another Claude Code home (another user, another test's fleet) cannot show these sessions
     if (claudeDir !== null && !sameClaudeDir(p.pid, claudeDir, '/proc', p.startTicks)) continue;
@@ -522,16 +353,6 @@ export function findClients(table: ProcTable, names: ReadonlySet<string>, attach
     } else if (verb === 'agents' && !args.includes('--json')) out.agentViews.push(p.pid);
   }
   return out;
-}
-
-/** claudeArgs of a process's argv, kept on the process's ProcInfo (which a sweep keeps while the process is as it was). */
-const argsKept = new WeakMap<ProcInfo, { names: ReadonlySet<string>; args: string[] | null }>();
-function argsOf(p: ProcInfo, names: ReadonlySet<string>): string[] | null {
-  const hit = argsKept.get(p);
-  if (hit && hit.names === names) return hit.args;
-  const args = claudeArgs(p.argv, names);
-  argsKept.set(p, { names, args });
-  return args;
 }
 
 /**
@@ -571,17 +392,7 @@ function claudeDirOf(pid: number, procRoot: string, startTicks?: string): string
   return dir;
 }
 
-const normals = new Map<string, string>();
-/** A path without repeated or trailing slashes (the few a sweep compares are worked out once). */
-function normal(p: string): string {
-  let n = normals.get(p);
-  if (n === undefined) {
-    n = p.replace(/\/+$/, '').replace(/\/+/g, '/');
-    if (normals.size > 256) normals.clear();
-    normals.set(p, n);
-  }
-  return n;
-}
+const normal = (p: string) => p.replace(/\/+$/, '').replace(/\/+/g, '/');
 
 /** Does one of these attach clients name this session: its id, a prefix of its id or sessionId, its sessionId or its name? */
 export function attachedTo(clients: Clients['attach'], s: { id: string | null; sessionId: string; name: string | null }): number[] {
