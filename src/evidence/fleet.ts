@@ -335,7 +335,15 @@ export async function gatherFleet(config: Config, opts: GatherOptions = {}): Pro
     if (pid !== null && b.evidence.live && opts.rss !== false && procs && procs.procs.has(pid)) {
       const pids = sessionPids(procs, pid, b.row.kind, cliNames);
       for (const p of pids) counted.add(p);
-      v.rssBytes = pidsRss(pids);
+      // read when first asked for (an exit's priority, a report, the web): most of the schedule's sweeps never ask,
+      // and reading each session's processes' statm was ~8 % of a 12-session sweep
+      let rss: number | undefined;
+      Object.defineProperty(v, 'rssBytes', {
+        enumerable: true,
+        configurable: true,
+        get: () => (rss ??= pidsRss(pids)),
+        set: (x: number | null) => Object.defineProperty(v, 'rssBytes', { value: x, enumerable: true, configurable: true, writable: true }),
+      });
     }
     return v;
   });
