@@ -68,7 +68,7 @@ options (--key=N or --key N):
   --idle-seconds=N       the census idle window (default 600; ≥ 300 holds a reconcile pass)
   --real-idle-seconds=N  realfleet's idle window (default 300; CPU is judged only from 60 s)
   --sessions=N           realfleet's fleet size (default 12; 35 is the ADR's cap)
-  --runs=N               measured sweeps (sweep: default 7; realfleet: 21)
+  --runs=N               measured sweeps (sweep: default 7; realfleet: 7 in each of its 3 sweep processes)
   --${NUMBER_OPTIONS.slice(3).filter((k) => k !== 'runs').join('=N --')}=N
                          other sizes, for quick runs while investigating (--records ≥ 10)
   -h, --help             this text
@@ -127,8 +127,11 @@ async function main(given: string[]): Promise<number> {
     }
   }
   console.log(`\n== summary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${load()}) ==`);
-  const rows = figures.map((f) => [f.bench, f.name, f.value, f.floor ?? '', f.target, verdict(f.pass)]);
+  // cells cut to fit a terminal: each figure's whole line is printed above, where it was measured
+  const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+  const rows = figures.map((f) => [f.bench, cut(f.name, 48), cut(f.value, 48), cut(f.floor ?? '', 40), cut(f.target, 40), verdict(f.pass)]);
   const head = ['bench', 'figure', 'value', 'floor', 'target', 'verdict'];
+  console.log('(cells cut at 48 characters or fewer: each figure in whole is above)');
   const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
   const line = (r: string[]) => r.map((c, i) => c.padEnd(width[i])).join(' | ').trimEnd();
   console.log(line(head));
