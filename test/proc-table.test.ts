@@ -1,8 +1,9 @@
 // readProcTable on a /proc of our own making: what a sweep keeps between reads (argv) and what makes it read
 // again (a new comm, a pid whose /proc folder was made anew); and on the real /proc, whose stat files it keeps
-// open between sweeps: what it reads through them is each sweep's own (a process's state, its end).
+// open between sweeps: what it reads through them is each sweep's own (a process's state, its end); a kernel thread,
+// whose parent, start and argv never change, is known through one file kept open until it ends.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -88,7 +89,58 @@ describe('readProcTable', () => {
       if (outer.exitCode === null && outer.signalCode === null) outer.kill('SIGKILL');
     }
   });
+
+  it('a file of /proc kept open fails its read once its process has ended and been reaped: how a known kernel thread is told to be the same one', async () => {
+    // a kernel thread cannot be ended from here; a process's cmdline file behaves the same (bound to the process)
+    const child = spawn('sleep', ['30'], { stdio: 'ignore' });
+    const fd = openSync(`/proc/${child.pid}/cmdline`, 'r');
+    try {
+      const buf = Buffer.alloc(4096);
+      expect(buf.toString('utf8', 0, readSync(fd, buf, 0, buf.length, 0))).toBe('sleep\x0030\x00');
+      const ended = new Promise((resolve) => child.once('exit', resolve)); // reaped by node
+      child.kill('SIGKILL'); // our own test process
+      await ended;
+      expect(() => readSync(fd, buf, 0, buf.length, 0)).toThrow(/ESRCH/);
+    } finally {
+      closeSync(fd);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
+  });
+
+  const kthreadsHere = kernelThreads();
+  it.skipIf(kthreadsHere.length === 0)('on the real /proc, a kernel thread is in every table as its stat says, through one file kept open', async () => {
+    await readProcTable();
+    const fds = readdirSync('/proc/self/fd').length;
+    for (let sweep = 0; sweep < 3; sweep++) {
+      const t = await readProcTable();
+      for (const { pid, ppid, start } of kernelThreads()) {
+        // a thread that ended between the two reads is not in both: only those in both are compared
+        const p = t.procs.get(pid);
+        if (!p) continue;
+        expect(p).toMatchObject({ ppid, startTicks: start, argv: [] });
+      }
+      expect(t.procs.has(kthreadsHere[0].pid) || !existsSync(`/proc/${kthreadsHere[0].pid}`)).toBe(true);
+    }
+    // no file a sweep: the same ones kept (a worker thread may come or go meanwhile)
+    expect(Math.abs(readdirSync('/proc/self/fd').length - fds)).toBeLessThan(5);
+  });
 });
+
+/** The kernel threads this /proc shows (PF_KTHREAD in stat's flags), read plainly: pid, parent, start. */
+function kernelThreads(): { pid: number; ppid: number; start: string }[] {
+  const out: { pid: number; ppid: number; start: string }[] = [];
+  for (const name of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    let text: string;
+    try {
+      text = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    const f = text.slice(text.lastIndexOf(')') + 2).trim().split(' ');
+    if ((Number(f[6]) & PF_KTHREAD) !== 0) out.push({ pid: Number(name), ppid: Number(f[1]), start: f[19] });
+  }
+  return out;
+}
 
 /** Poll until fn gives a value (not null), within 10 s. */
 async function until<T>(fn: () => T | null | Promise<T | null>): Promise<T> {
