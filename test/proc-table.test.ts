@@ -3,7 +3,7 @@
 // open between sweeps: what it reads through them is each sweep's own (a process's state, its end); a kernel thread,
 // whose parent, start and argv never change, is known through one file kept open until it ends.
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -108,9 +108,10 @@ describe('readProcTable', () => {
   });
 
   const kthreadsHere = kernelThreads();
-  it.skipIf(kthreadsHere.length === 0)('on the real /proc, a kernel thread is in every table as its stat says, through one file kept open', async () => {
-    await readProcTable();
+  it.skipIf(kthreadsHere.length === 0)('on the real /proc, a kernel thread is in every table as its stat says, known through its cmdline kept open', async () => {
+    const first = await readProcTable();
     const fds = readdirSync('/proc/self/fd').length;
+    const kthreadd = kthreadsHere[0].pid; // pid 2 where the box's pid namespace is the kernel's: it never ends
     for (let sweep = 0; sweep < 3; sweep++) {
       const t = await readProcTable();
       for (const { pid, ppid, start } of kernelThreads()) {
@@ -119,10 +120,20 @@ describe('readProcTable', () => {
         if (!p) continue;
         expect(p).toMatchObject({ ppid, startTicks: start, argv: [] });
       }
-      expect(t.procs.has(kthreadsHere[0].pid) || !existsSync(`/proc/${kthreadsHere[0].pid}`)).toBe(true);
+      // known, not read again: the very object of the first table
+      expect(t.procs.get(kthreadd)).toBe(first.procs.get(kthreadd));
     }
-    // no file a sweep: the same ones kept (a worker thread may come or go meanwhile)
-    expect(Math.abs(readdirSync('/proc/self/fd').length - fds)).toBeLessThan(5);
+    // kept through its cmdline, its stat let go; no file a sweep (a worker thread may come or go meanwhile)
+    const links = readdirSync('/proc/self/fd').map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    });
+    expect(links).toContain(`/proc/${kthreadd}/cmdline`);
+    expect(links).not.toContain(`/proc/${kthreadd}/stat`);
+    expect(Math.abs(links.length - fds)).toBeLessThan(5);
   });
 });
 

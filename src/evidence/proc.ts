@@ -176,8 +176,10 @@ function readKept(path: string): string {
 /**
  * Kernel threads, known through a file kept open: a kernel thread's parent, start and argv (none) never change,
  * so the one question a sweep has of it is whether it is still the same thread. Its `cmdline`, kept open, answers
- * that for a fraction of a stat read (a kernel thread has no memory to read: the read is empty) — and, bound to the
- * thread and not to its number, fails once the thread has ended (ESRCH): a pid reused reads as the new process.
+ * that for a fraction of a stat read: a kernel thread has no memory of its own, so the read is empty — and, bound to
+ * the thread and not to its number, it fails once the thread has ended (ESRCH): a pid reused reads as the new
+ * process. A read that is not empty is a task that has stopped being a kernel thread (before Linux 5.19 a usermode
+ * helper was one from its fork to its exec): it is read anew.
  * Its ProcInfo is the one first read (its state as then: no use of a state is about a kernel thread). ~60 of a
  * real 12-session fleet's ~110 processes are kernel threads.
  */
@@ -187,14 +189,16 @@ const kthreads = new Map<number, { fd: number; info: ProcInfo }>();
 function knownKthread(pid: number): ProcInfo | null {
   const k = kthreads.get(pid);
   if (!k) return null;
+  let n = -1;
   try {
-    readSync(k.fd, small, 0, small.length, 0);
-    return k.info;
+    n = readSync(k.fd, small, 0, small.length, 0);
   } catch {
-    kthreads.delete(pid);
-    closeSync(k.fd);
-    return null;
+    /* ended */
   }
+  if (n === 0) return k.info;
+  kthreads.delete(pid);
+  closeSync(k.fd);
+  return null;
 }
 
 /** Keep a kernel thread just read through its kept stat (`at` = /proc/<pid>): its cmdline opened, its stat let go. */
@@ -208,9 +212,11 @@ function keepKthread(at: string, info: ProcInfo): void {
   }
   const stat = held.get(`${at}/stat`);
   try {
-    // the stat file, opened before, still reads: the thread lived after cmdline was opened, so both are its own
+    // the stat file, opened before, still reads: the thread lived after cmdline was opened, so both are its own;
+    // and cmdline reads empty, as a kernel thread's does
     if (stat === undefined) throw new Error('no kept stat');
     readSync(stat, small, 0, small.length, 0);
+    if (readSync(fd, small, 0, small.length, 0) !== 0) throw new Error('not a kernel thread now');
   } catch {
     closeSync(fd);
     return;
