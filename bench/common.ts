@@ -40,6 +40,32 @@ export interface Figure {
   floor?: string;
 }
 
+/** A measured quantity with its unit, e.g. `0.9 ms`, `39.5 MB`, `0.13 %`, `759/s` (not the 99 of `p99`). */
+const QUANTITY = /\d[\d.,]*\s?(?:ms|s|MB|KB|B|%|\/s|tasks\/s|jobs\/s)(?![A-Za-z])/;
+
+/** `text` in at most `max` characters: whole if it fits; else from its first quantity on (the number is what a summary is for), cut with "…". */
+export function fitCell(text: string, max: number, numberFirst: boolean): string {
+  if (text.length <= max) return text;
+  const m = numberFirst ? QUANTITY.exec(text) : null;
+  const from = m && m.index > 0 ? `…${text.slice(m.index)}` : text;
+  return from.length <= max ? from : `${from.slice(0, max - 1)}…`;
+}
+
+/**
+ * The summary: one line a figure, in `width` columns (120 by default) — verdict, bench, figure, value and floor,
+ * the value and floor from their first quantity where cut. Each figure's whole line (its target too) is printed
+ * above it, where it was measured.
+ */
+export function summaryLines(figures: readonly Figure[], width = 120): string[] {
+  const head = ['verdict', 'bench', 'figure', 'value', 'floor'];
+  const benchW = Math.max(5, ...figures.map((f) => f.bench.length));
+  const rest = Math.max(60, width - 7 - benchW - 4 * 3); // figure + value + floor
+  const widths = [7, benchW, Math.floor(rest * 0.4), Math.floor(rest * 0.32), rest - Math.floor(rest * 0.4) - Math.floor(rest * 0.32)];
+  const rows = figures.map((f) => [verdict(f.pass), f.bench, fitCell(f.name, widths[2], false), fitCell(f.value, widths[3], true), fitCell(f.floor ?? '', widths[4], true)]);
+  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join(' | ').trimEnd();
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)];
+}
+
 export function verdict(pass: boolean | null): string {
   return pass === null ? 'info' : pass ? 'PASS' : 'FAIL';
 }

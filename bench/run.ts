@@ -2,7 +2,7 @@
 // Runs the benches (all of them by default; `npm run bench -- footprint` runs only that one), prints the
 // machine's facts first and a summary table last.
 // Exit code 0 when every figure meets its target, 1 when one misses, 2 when a bench could not run.
-import { Cleanup, load, machine, verdict, type Figure } from './common.js';
+import { Cleanup, load, machine, summaryLines, type Figure } from './common.js';
 
 // The pipeline bench first: its burst creates a file a latch, and on a file system where a create costs more the
 // more files were deleted in the minutes before (ext4 without a journal, as here: docs/benchmarks.md), the sweep
@@ -49,34 +49,50 @@ async function runOne(name: Bench, only: string[], n: Record<string, number>): P
   return (await import('./pipeline.js')).benchPipeline({ only, burst: n.burst, trickle: n.trickle, late: n.late, idleSessions: n.idleSessions, idleSeconds: n.idleSeconds, floorTrips: n.floorTrips });
 }
 
-const USAGE = `usage: npm run bench -- [${BENCHES.join('|')}]... [options]      (node dist/bench/run.js … once built)
+/** Words in lines of at most `width` characters, each line indented. */
+function wrapped(words: string[], width: number, indent: string): string {
+  const lines: string[] = [];
+  for (const w of words) {
+    const last = lines.length - 1;
+    if (last >= 0 && lines[last].length + 1 + w.length <= width) lines[last] += ` ${w}`;
+    else lines.push(indent + w);
+  }
+  return lines.join('\n');
+}
 
-Runs the named benches, in the order named (all four by default, in this order: ~30–35 min), prints each figure beside its floor and target, and a
-summary table last. Exit 0 when every judged figure meets its target, 1 when one misses, 2 when a bench could not
-run. docs/benchmarks.md says what each measures and holds the figures of each round.
+const USAGE = `usage: npm run bench -- [${BENCHES.join('|')}]... [options]
+       (node dist/bench/run.js … once built)
 
-  pipeline     the schedule on the shared Redis: floors, a burst of 1,000 tasks (and a trickle of 200 after
-               it), ask lateness, idle sunset up on the census fleet                                  (~14 min)
-  sweep        one sweep of the census fleet (300 live, 2,000 records, 10,000 tasks) on the test fleet  (<1 min)
-  footprint    Redis memory per task (its own redis-server)                                           (~9 min)
-  realfleet    N real Claude Code sessions (the real-client tier's CLI on a stand-in API)   (~7 min; ~3 with --real-idle-seconds=60)
+Runs the named benches in the order named (all four by default, in this order: ~30–35 min), prints each
+figure beside its floor and target, and a summary last. Exit 0 when every judged figure meets its target,
+1 when one misses, 2 when a bench could not run. docs/benchmarks.md says what each measures and holds the
+figures of each round.
+
+  pipeline   the schedule on the shared Redis: floors, a burst of 1,000 tasks (and a trickle of 200
+             after it), ask lateness, idle sunset up on the census fleet                    (~14 min)
+  sweep      one sweep of the census fleet (300 live, 2,000 records, 10,000 tasks), test fleet (<1 min)
+  footprint  Redis memory per task (its own redis-server)                                     (~9 min)
+  realfleet  N real Claude Code sessions (the real-client tier's CLI on a stand-in API)       (~7 min;
+             ~3 with --real-idle-seconds=60, which holds no reconcile pass: no roster-call check)
 
 options (--key=N or --key N):
-  --only=${PHASES.join(',')}   some of the pipeline bench's phases (alone, it means the pipeline bench);
-                         floor ~10 s, burst ~15 s (it measures the floors it is judged by too), lateness ~1 min,
-                         idle ~12 min
+  --only=${PHASES.join(',')}  some of the pipeline bench's phases (alone, it means the
+                         pipeline bench); floor ~10 s, burst ~15 s (with the floors it is judged by),
+                         lateness ~1 min, idle ~12 min
   --idle-seconds=N       the census idle window (default 600; ≥ 300 holds a reconcile pass)
-  --real-idle-seconds=N  realfleet's idle window (default 300; CPU is judged only from 60 s)
+  --real-idle-seconds=N  realfleet's idle window (default 300; ≥ 300 holds a reconcile pass; CPU is
+                         judged only from 60 s)
   --sessions=N           realfleet's fleet size (default 12; 35 is the ADR's cap)
   --runs=N               measured sweeps (sweep: default 7; realfleet: 7 in each of its 3 sweep processes)
-  --${NUMBER_OPTIONS.slice(3).filter((k) => k !== 'runs').join('=N --')}=N
+${wrapped(NUMBER_OPTIONS.slice(3).filter((k) => k !== 'runs').map((k) => `--${k}=N`), 100, '  ')}
                          other sizes, for quick runs while investigating (--records ≥ 10)
   -h, --help             this text
 
-environment: BENCH_PROFILE=<dir> CPU profiles of the measured windows; BENCH_UP_NODE_ARGS more node options for
-the \`sunset up\` the idle and realfleet phases start; BENCH_SWEEP_NODE_ARGS for realfleet's sweep process;
-BENCH_SWEEP_WARMUP the sweeps before realfleet's measured ones (30); BENCH_UP_LOG=<file> the idle phase's log
-lines; REDIS_URL the Redis of the pipeline bench (default 127.0.0.1:6379, shared: it uses keys of its own).`;
+environment: BENCH_PROFILE=<dir> CPU profiles of the measured windows; BENCH_UP_NODE_ARGS more node
+options for the \`sunset up\` the idle and realfleet phases start; BENCH_SWEEP_NODE_ARGS for realfleet's
+sweep process; BENCH_SWEEP_WARMUP the sweeps before realfleet's measured ones (30); BENCH_UP_LOG=<file>
+the idle phase's log lines; REDIS_URL the Redis of the pipeline bench (default 127.0.0.1:6379, shared:
+it uses keys of its own).`;
 
 async function main(given: string[]): Promise<number> {
   const argv = joined(given);
@@ -127,16 +143,8 @@ async function main(given: string[]): Promise<number> {
     }
   }
   console.log(`\n== summary (${((Date.now() - started) / 1000).toFixed(0)} s, load average now ${load()}) ==`);
-  // cells cut to fit a terminal: each figure's whole line is printed above, where it was measured
-  const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-  const rows = figures.map((f) => [f.bench, cut(f.name, 48), cut(f.value, 48), cut(f.floor ?? '', 40), cut(f.target, 40), verdict(f.pass)]);
-  const head = ['bench', 'figure', 'value', 'floor', 'target', 'verdict'];
-  console.log('(cells cut at 48 characters or fewer: each figure in whole is above)');
-  const width = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(width[i])).join(' | ').trimEnd();
-  console.log(line(head));
-  console.log(width.map((w) => '-'.repeat(w)).join('-|-').trimEnd());
-  for (const r of rows) console.log(line(r));
+  console.log('(one line a figure, cut to 120 columns: each whole, with its target, is printed above)');
+  for (const l of summaryLines(figures)) console.log(l);
   for (const b of broken) console.log(`${b}: did not finish (see above)`);
   if (broken.length) return 2;
   return figures.some((f) => f.pass === false) ? 1 : 0;
