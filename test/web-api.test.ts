@@ -9,9 +9,9 @@ import { createDeps, closeProducers, type PipelineDeps } from '../src/pipeline/d
 import { gatherFleet, snapshotJson } from '../src/evidence/fleet.js';
 import { expireFactsReader } from '../src/store/expire-state.js';
 import { silentLogger } from '../src/log.js';
-import { parseConfig } from '../src/config.js';
 import { writeExit, type ExitRecord } from '../src/store/ledger.js';
 import { ownRedis } from './support/redis.js';
+import { testConfig } from './support/sunset.js';
 import { Queue } from 'bullmq';
 
 const H = 3_600_000;
@@ -256,7 +256,8 @@ describe('the locks', () => {
 
   it('off loopback: refused without web.token (WebConfigError, exit code 2); with it, every route needs the token', async () => {
     const deps = (web: Record<string, unknown>): PipelineDeps => {
-      const d = createDeps(parseConfig(ctx.fleet.config({ host: 'offloop', web }), { env: {} }), { log: silentLogger });
+      // the run's Redis and a host of the test's own (dropped after the file), as every test's
+      const d = createDeps(testConfig(ctx.fleet, { web }), { log: silentLogger });
       extra.push({ close: () => closeProducers(d.producers) });
       return d;
     };
