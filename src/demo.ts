@@ -116,6 +116,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const narrator = new Narrator(out, cast);
     out(`Redis: ${redis.url}${redis.own ? ' (private, for this demo)' : ''}; queues session-exit@${config.host} and friends.`);
     out(`Windows compressed: grace 2s, ask → request 2s, between requests 2s, expire after 30m idle (transcripts here are 1h old).\n`);
+    for (const line of castLines()) out(line);
     running = await startSunset(config, { log: createLogger('debug', narrator.stream()), roles: o.startWeb ? ['producers', 'workers', 'web'] : ['producers', 'workers'], startWeb: o.startWeb });
     if (running.web) {
       out(`Bull Board: ${running.web.url}queues   fleet page: ${running.web.url}   decisions: ${running.web.url}decisions`);
@@ -211,12 +212,30 @@ async function buildFleet(fleet: Fleet, timers: NodeJS.Timeout[]): Promise<Cast>
   // (Kept with the others: a demo that stops before it fires must not write into a fleet already gone.)
   timers.push(
     setTimeout(() => {
-      const close = (id: string, state: string) => fleet.writeTask({ ...fleet.readTask(id), id, state });
-      finished.forEach((_, i) => close(`demo-${states[i]}`, states[i]));
-      for (const id of ['demo-busy', 'demo-attached', 'demo-stubborn', 'demo-inter']) close(id, 'done');
+      for (const [id, state] of Object.entries(CLOSES_AS)) fleet.writeTask({ ...fleet.readTask(id), id, state });
     }, 1500),
   );
   return { finished, busy, attached, awaiting, active, stubborn, interactive, untasked, names };
+}
+
+/** The state each of the demo's tasks closes in (the Driver's closing, 1.5 s in). */
+const CLOSES_AS: Record<string, string> = { 'demo-done': 'done', 'demo-abandoned': 'abandoned', 'demo-parked': 'parked', 'demo-busy': 'done', 'demo-attached': 'done', 'demo-stubborn': 'done', 'demo-inter': 'done' };
+
+/** Who is who, before anything happens: the names the narration uses, and each one's task. */
+function castLines(): string[] {
+  return [
+    `The fleet: 11 sessions (stand-in agents) and 3 roster records without a pid (rows of sessions that ended: never acted on).`,
+    `  finished #1–#3       background, idle 1h; tasks demo-done, demo-abandoned, demo-parked close as done, abandoned and`,
+    `                       parked — a task's three terminal states: any of them ends its session's work`,
+    `  busy                 background, mid-turn when its task (demo-busy) closes: waited for`,
+    `  attached             background, a person attached to it: protected while they are (task demo-attached)`,
+    `  awaiting-human #1,#2 tasks waiting on a person (46 h and 246 h): protected, reported, never acted on`,
+    `  active               its task (demo-active) still open: protected`,
+    `  stubborn             ignores every request to leave (task demo-stubborn): asked once, requested 3 times, then a person`,
+    `  interactive          in a tmux pane (task demo-inter): leaves by \`/exit\` typed into its pane`,
+    `  untasked (idle 1h)   no task; idle past the expire window (30m here)`,
+    `The Driver closes the tasks 1.5 s in. Each timed line below is one of sunset's decisions, from its log.\n`,
+  ];
 }
 
 function demoOverrides(redisUrl: string, webPort = 0) {
@@ -276,7 +295,7 @@ class Narrator {
     };
     switch (e.event) {
       case 'task:released':
-        return once(`rel/${e.taskId}`, `task ${e.taskId} is finished → released its loop (never the session); the grace window starts for its session, ${w}`);
+        return once(`rel/${e.taskId}`, `task ${e.taskId} is ${CLOSES_AS[e.taskId] ?? 'finished'} → released its loop (never the session); the grace window starts for its session, ${w}`);
       case 'ask:deferred':
         return once(`def/${e.taskId}/${e.why}`, `${w}: not yet — ${String(e.why).split(',').map((r) => REASONS[r as Reason] ?? r).join('; ')}`);
       case 'chain:ended':

@@ -253,5 +253,8 @@ describe('sunset demo', () => {
     const p = plain.join('\n');
     expect(p).toMatch(/fleet page: http:\/\/127\.0\.0\.1:\d+\/[\s\S]*\(these pages close with the demo, in about a minute; `sunset demo --keep` keeps them open\)/);
     expect(p).toMatch(/The demo has ended: its pages, its queues and its fleet are gone/);
+    // who is who, before anything happens: the task names say the terminal state each closes in
+    expect(p).toMatch(/finished #1–#3 +background, idle 1h; tasks demo-done, demo-abandoned, demo-parked close as done, abandoned and/);
+    expect(p.indexOf('The fleet: 11 sessions')).toBeLessThan(p.indexOf('The demo has ended'));
   }, 200_000);
 });
