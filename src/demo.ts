@@ -116,7 +116,7 @@ export async function runDemo(o: DemoOptions): Promise<number> {
     const narrator = new Narrator(out, cast);
     out(`Redis: ${redis.url}${redis.own ? ' (private, for this demo)' : ''}; queues session-exit@${config.host} and friends.`);
     out(`Windows compressed: grace 2s, ask → request 2s, between requests 2s, expire after 30m idle (transcripts here are 1h old).\n`);
-    for (const line of castLines()) out(line);
+    for (const line of castLines(cast)) out(line);
     running = await startSunset(config, { log: createLogger('debug', narrator.stream()), roles: o.startWeb ? ['producers', 'workers', 'web'] : ['producers', 'workers'], startWeb: o.startWeb });
     if (running.web) {
       out(`Bull Board: ${running.web.url}queues   fleet page: ${running.web.url}   decisions: ${running.web.url}decisions`);
@@ -198,7 +198,7 @@ async function buildFleet(fleet: Fleet, timers: NodeJS.Timeout[]): Promise<Cast>
   const stubborn = await bg('stubborn', 'stubborn');
   const interactive = await spawn('interactive', () => fleet.spawnInteractive({ transcriptAgeMs: H }));
   const untasked = await bg('untasked (idle 1h)');
-  for (let i = 0; i < 3; i++) fleet.addRecord();
+  for (let i = 0; i < RECORDS; i++) fleet.addRecord();
 
   const states = ['done', 'abandoned', 'parked'];
   finished.forEach((a, i) => fleet.writeTask({ id: `demo-${states[i]}`, state: 'active', sessionId: a.sessionId, title: `finished task ${i + 1}` }));
@@ -218,13 +218,16 @@ async function buildFleet(fleet: Fleet, timers: NodeJS.Timeout[]): Promise<Cast>
   return { finished, busy, attached, awaiting, active, stubborn, interactive, untasked, names };
 }
 
+/** The roster records without a pid the demo's fleet starts with. */
+const RECORDS = 3;
+
 /** The state each of the demo's tasks closes in (the Driver's closing, 1.5 s in). */
 const CLOSES_AS: Record<string, string> = { 'demo-done': 'done', 'demo-abandoned': 'abandoned', 'demo-parked': 'parked', 'demo-busy': 'done', 'demo-attached': 'done', 'demo-stubborn': 'done', 'demo-inter': 'done' };
 
 /** Who is who, before anything happens: the names the narration uses, and each one's task. */
-function castLines(): string[] {
+function castLines(cast: Cast): string[] {
   return [
-    `The fleet: 11 sessions (stand-in agents) and 3 roster records without a pid (rows of sessions that ended: never acted on).`,
+    `The fleet: ${new Set(cast.names.values()).size} sessions (stand-in agents) and ${RECORDS} roster records without a pid (rows of sessions that ended: never acted on).`,
     `  finished #1–#3       background, idle 1h; tasks demo-done, demo-abandoned, demo-parked close as done, abandoned and`,
     `                       parked — a task's three terminal states: any of them ends its session's work`,
     `  busy                 background, mid-turn when its task (demo-busy) closes: waited for`,
@@ -337,7 +340,7 @@ async function summary(out: (s: string) => void, running: Running, fleet: Fleet,
   for (const s of snap.sessions.filter((x) => x.verdict === 'protected')) {
     out(`  ${(cast.names.get(s.sessionId) ?? s.label).padEnd(20)} ${s.reasons.map((r) => `${r} (${REASONS[r]})`).join('; ')}`);
   }
-  out(`roster records without a pid (never acted on): ${snap.sessions.filter((x) => x.verdict === 'record').length} — 3 from the start, the rest are sessions that left`);
+  out(`roster records without a pid (never acted on): ${snap.sessions.filter((x) => x.verdict === 'record').length} — ${RECORDS} from the start, the rest are sessions that left`);
   const alarms = new Alarms(deps.config).open();
   out(`alarms: ${alarms.length}${alarms.map((a) => `\n  ${a.id}  ${a.kind}: ${a.message}`).join('')}${alarms.length ? `\n  (a person closes one with \`sunset alarms ack ID\`, or on the decisions page)` : ''}`);
   const ah = report.awaitingHuman;

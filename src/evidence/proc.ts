@@ -156,7 +156,7 @@ function readKept(path: string): string {
     }
     closeSync(fd);
   }
-  if (held.size + kthreads.size >= heldLimit()) return readSmall(path);
+  if (keptFull()) return readSmall(path);
   const fresh = openSync(path, 'r');
   let n: number;
   try {
@@ -203,7 +203,7 @@ function knownKthread(pid: number): ProcInfo | null {
 
 /** Keep a kernel thread just read through its kept stat (`at` = /proc/<pid>): its cmdline opened, its stat let go. */
 function keepKthread(at: string, info: ProcInfo): void {
-  if (held.size + kthreads.size >= heldLimit()) return;
+  if (keptFull()) return;
   let fd: number;
   try {
     fd = openSync(`${at}/cmdline`, 'r');
@@ -224,6 +224,11 @@ function keepKthread(at: string, info: ProcInfo): void {
   held.delete(`${at}/stat`);
   closeSync(stat);
   kthreads.set(info.pid, { fd, info });
+}
+
+/** Are as many files kept open as may be (stat files and kernel threads' cmdline files together)? */
+function keptFull(): boolean {
+  return held.size + kthreads.size >= heldLimit();
 }
 
 /** Close the kept files of processes this listing of /proc does not show: they have ended. */
