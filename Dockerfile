@@ -1,39 +1,42 @@
-# sunset in a container, for docker-compose.yml (see docs/operations.md, "In Docker"). Written and checked by
-# reading: docker cannot run where this was built. The image carries node, the compiled sunset, tmux (the
-# client must speak the host tmux server's protocol: keep the versions equal) and the claude CLI (its
-# `claude agents` / `claude stop` must match the host's Claude Code: pin CLAUDE_CODE_VERSION to it).
+# sunset in a container, for docker-compose.yml (docs/operations.md, "In Docker"). Built and run on Podman by
+# `npm run test:containers`; the compose file's header gives the commands.
+#
+# The build reaches no npm registry: `npm run container:stage` first installs, on the host, what `npm pack` ships
+# with its production dependencies, and the Claude Code CLI of the fleet's version, into .container-stage/ — the
+# two folders copied below (or another staging folder: SUNSET_STAGE). Only Debian's archive is reached from inside,
+# for tmux.
 
-# --- build: compile TypeScript with the dev dependencies, then keep only the runtime ones
-FROM node:20-bookworm-slim AS build
-WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
-COPY src ./src
-COPY queues ./queues
-COPY workers ./workers
-COPY test/fleet ./test/fleet
-RUN npm run build && npm prune --omit=dev
+# the official image, named in full (Podman without short-name aliases cannot resolve node:20-…); another name
+# here for a mirror, or for the stand-in `npm run container:base-images` builds
+ARG NODE_IMAGE=docker.io/library/node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 
-# --- run
-FROM node:20-bookworm-slim
-ARG CLAUDE_CODE_VERSION=latest
+# tmux: the client that types /exit into a pane of the host's tmux server. Its protocol must be the server's:
+# bookworm's tmux is 3.3a, so the host's should be too.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends tmux procps ca-certificates \
- && rm -rf /var/lib/apt/lists/* \
- && npm install -g --no-audit --no-fund "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
- && npm cache clean --force
-WORKDIR /app
-ENV NODE_ENV=production
-COPY --from=build /app/package.json ./package.json
-COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/dist ./dist
-# the stand-in fleet scripts, for `sunset demo` only
-COPY --from=build /app/test/fleet ./test/fleet
-COPY docs ./docs
-# run as the user who owns ~/.claude (docker-compose.yml sets user: to your uid:gid)
-# the arguments are sunset's: `docker run … IMAGE verdict` replaces CMD. Without --config a verb reads
-# $SUNSET_CONFIG, which docker-compose.yml sets to the mounted config — else ./sunset.config.json in /app
-# (there is none) and the defaults.
-ENTRYPOINT ["node", "/app/dist/src/cli.js"]
+ && apt-get install -y --no-install-recommends tmux \
+ && rm -rf /var/lib/apt/lists/*
+
+# tmux writes a tab in its -F output as "_" unless the locale is UTF-8, and sunset reads `list-panes -F` by tabs:
+# without this, every interactive session reads no-pane. (The official node image sets no LANG.)
+ENV LANG=C.UTF-8
+
+# the staging folder in the build context (declared here, after apt's step: a RUN after an ARG misses the cache
+# when the ARG's value changes): .container-stage, or another (`container:stage --out`; the container
+# test stages into one of its own, so that it never builds from, or over, yours)
+ARG SUNSET_STAGE=.container-stage
+
+# the Claude Code CLI (`claude agents --json --all`, `claude stop`): the fleet's own version, staged on the host.
+# Its own layer, before sunset's: a new sunset rebuilds only the layer below.
+COPY ${SUNSET_STAGE}/claude/ /
+RUN claude --version
+
+# sunset as npm installs it: /usr/local/lib/node_modules/sunset, and /usr/local/bin/sunset linked to its cli
+COPY ${SUNSET_STAGE}/sunset/ /
+
+# The arguments are sunset's (`docker compose run --rm --no-deps sunset verdict` replaces `up`; `docker compose exec
+# sunset sunset verdict` runs the bin itself in a running container). The command is the
+# installed bin: its first line runs node with the options sunset's memory figures stand on
+# (MALLOC_ARENA_MAX=2 node --max-semi-space-size=2 --optimize-for-size --max-opt=1 --expose-gc).
+ENTRYPOINT ["sunset"]
 CMD ["up"]

@@ -61,8 +61,18 @@ export function summaryLines(figures: readonly Figure[], width = 120): string[] 
   const benchW = Math.max(5, ...figures.map((f) => f.bench.length));
   const rest = Math.max(60, width - 7 - benchW - 4 * 3); // figure + value + floor
   const widths = [7, benchW, Math.floor(rest * 0.4), Math.floor(rest * 0.32), rest - Math.floor(rest * 0.4) - Math.floor(rest * 0.32)];
-  const rows = figures.map((f) => [verdict(f.pass), f.bench, fitCell(f.name, widths[2], false), fitCell(f.value, widths[3], true), fitCell(f.floor ?? '', widths[4], true)]);
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i])).join(' | ').trimEnd();
+  const rows = figures.map((f) => [
+    verdict(f.pass),
+    f.bench,
+    fitCell(f.name, widths[2], false),
+    fitCell(f.value, widths[3], true),
+    fitCell(f.floor ?? '', widths[4], true),
+  ]);
+  const line = (r: string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i]))
+      .join(' | ')
+      .trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('-|-'), ...rows.map(line)];
 }
 

@@ -20,7 +20,11 @@ export function filesFloor(claudeDir: string): void {
     }
   };
   const sessions = list(join(claudeDir, 'sessions'));
-  const texts = [...sessions.map((f) => read(join(claudeDir, 'sessions', f))), ...list(join(claudeDir, 'jobs')).map((j) => read(join(claudeDir, 'jobs', j, 'state.json'))), read(join(claudeDir, 'daemon', 'roster.json'))];
+  const texts = [
+    ...sessions.map((f) => read(join(claudeDir, 'sessions', f))),
+    ...list(join(claudeDir, 'jobs')).map((j) => read(join(claudeDir, 'jobs', j, 'state.json'))),
+    read(join(claudeDir, 'daemon', 'roster.json')),
+  ];
   for (const t of texts.slice(0, sessions.length)) {
     let pid = NaN;
     try {

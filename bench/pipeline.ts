@@ -140,13 +140,16 @@ function benchConfig(fleet: TestFleet, windows: Record<string, unknown>): Config
 
 async function startInProcess(config: Config, sink: EventSink, cleanup: Cleanup): Promise<Running> {
   const running = await startSunset(config, { roles: ['producers', 'workers'], log: createLogger('info', sink) });
-  console.log(`  (sunset in-process, host ${config.host}: in the bench's own process, with node's default options, not the \`sunset\` command's ${shebangFlags(CLI).join(' ')})`);
+  console.log(
+    `  (sunset in-process, host ${config.host}: in the bench's own process, with node's default options, not the \`sunset\` command's ${shebangFlags(CLI).join(' ')})`,
+  );
   cleanup.add(`obliterate queues of ${config.host}`, () => obliterateHost(config));
   cleanup.add(`close sunset ${config.host}`, () => running.close());
   // settled: the first reconcile and expire-scan runs (they fire at once) are done
   const settled = await waitFor(
     async () =>
-      (await running.deps.producers.reconcile.queue.getCompletedCount()) >= 1 && (await running.deps.producers.expire.queue.getCompletedCount()) >= 1,
+      (await running.deps.producers.reconcile.queue.getCompletedCount()) >= 1 &&
+      (await running.deps.producers.expire.queue.getCompletedCount()) >= 1,
     60_000,
     100,
   );
@@ -195,7 +198,13 @@ async function rawFloor(trips: number, cleanup: Cleanup) {
   await all;
   await burst.close();
   const lat = finishedAt.map((t) => t - t0);
-  return { p50: median(rts), p99: quantile(rts, 0.99), rate: (trips * 1000) / (Math.max(...finishedAt) - t0), burstP50: median(lat), burstP99: quantile(lat, 0.99) };
+  return {
+    p50: median(rts),
+    p99: quantile(rts, 0.99),
+    rate: (trips * 1000) / (Math.max(...finishedAt) - t0),
+    burstP50: median(lat),
+    burstP99: quantile(lat, 0.99),
+  };
 }
 
 /**
@@ -231,11 +240,12 @@ async function fsFloor(n: number) {
 type FsFloor = Awaited<ReturnType<typeof fsFloor>>;
 
 function writeFloorFiles(dir: string, n: number): void {
-  const body = Buffer.from(JSON.stringify({ id: 'x', state: 'done', notes: NOTES }, null, 2) + '\n');
+  const body = Buffer.from(`${JSON.stringify({ id: 'x', state: 'done', notes: NOTES }, null, 2)}\n`);
   for (let i = 0; i < n; i++) writeFileSync(join(dir, `f-${i}.json`), body);
 }
 
-const cb = <T>(f: (done: (err: Error | null, v?: T) => void) => void) => new Promise<T>((res, rej) => f((err, v) => (err ? rej(err) : res(v as T))));
+const cb = <T>(f: (done: (err: Error | null, v?: T) => void) => void) =>
+  new Promise<T>((res, rej) => f((err, v) => (err ? rej(err) : res(v as T))));
 
 /** One plain durable latch of `f-<i>.json` in dir: the lock file created and removed, a read, a temp file written and fsynced, a rename, the folder fsynced. */
 async function plainLatch(dir: string, i: number): Promise<void> {
@@ -320,19 +330,30 @@ function countFor(sink: EventSink, kind: string, prefix: string): number {
 async function burstBench(n: number, trickle: number, cleanup: Cleanup, afterBurst: () => Promise<FsFloor>) {
   const fleet = await TestFleet.create();
   cleanup.add('destroy the burst fleet', () => fleet.destroy());
-  const body = (id: string, state: string, sessionId: string) => ({ id, state, sessionId, title: `burst task ${id}`, notes: NOTES, createdAt: new Date(Date.now() - H).toISOString() });
+  const body = (id: string, state: string, sessionId: string) => ({
+    id,
+    state,
+    sessionId,
+    title: `burst task ${id}`,
+    notes: NOTES,
+    createdAt: new Date(Date.now() - H).toISOString(),
+  });
   const burstIds = Array.from({ length: n }, (_, i) => `burst-${String(i).padStart(4, '0')}`);
   const trickleIds = Array.from({ length: trickle }, (_, i) => `trickle-${String(i).padStart(4, '0')}`);
   const ids = [...burstIds, ...trickleIds];
   const sessions = new Map(ids.map((id) => [id, randomUUID()]));
-  ids.forEach((id) => fleet.writeTask(body(id, 'active', sessions.get(id)!)));
+  for (const id of ids) fleet.writeTask(body(id, 'active', sessions.get(id)!));
   const config = benchConfig(fleet, { grace: '1h' });
   const sink = new EventSink(['task:released']);
   await startInProcess(config, sink, cleanup);
 
   // the finished versions wait as dot-files (ignored by the watcher), then go in by rename
   const tmp = (id: string) => join(fleet.tasksDir, `.${id}.json.burst`);
-  ids.forEach((id) => writeFileSync(tmp(id), JSON.stringify({ ...body(id, 'done', sessions.get(id)!), stateChangedAt: new Date().toISOString() }, null, 2) + '\n'));
+  for (const id of ids)
+    writeFileSync(
+      tmp(id),
+      `${JSON.stringify({ ...body(id, 'done', sessions.get(id)!), stateChangedAt: new Date().toISOString() }, null, 2)}\n`,
+    );
   await sleep(300);
   const wrote = new Map<string, number>();
   const finish = (id: string) => {
@@ -380,7 +401,8 @@ async function burstBench(n: number, trickle: number, cleanup: Cleanup, afterBur
     finish(id);
     await sleep(20);
   }
-  if (!(await waitFor(() => countFor(sink, 'task:released', 'trickle-') >= trickle, 60_000, 50))) throw new Error('pipeline bench: the trickle was not released within 60 s');
+  if (!(await waitFor(() => countFor(sink, 'task:released', 'trickle-') >= trickle, 60_000, 50)))
+    throw new Error('pipeline bench: the trickle was not released within 60 s');
   const t = latencies(trickleIds);
   return {
     p50: median(b.disk),
@@ -420,14 +442,26 @@ async function latenessBench(n: number, cleanup: Cleanup) {
     const t0 = Date.now();
     const all = await profiled(`lateness-${prefix}`, async () => {
       for (let i = 0; i < n; i++) {
-        fleet.writeTask({ id: ids[i], state: 'done', sessionId: live[i].sessionId, title: `finished ${ids[i]}`, notes: NOTES, stateChangedAt: new Date().toISOString() });
+        fleet.writeTask({
+          id: ids[i],
+          state: 'done',
+          sessionId: live[i].sessionId,
+          title: `finished ${ids[i]}`,
+          notes: NOTES,
+          stateChangedAt: new Date().toISOString(),
+        });
         if (spacingMs) await sleep(spacingMs);
       }
       return waitFor(() => countFor(sink, 'exit:asked', `${prefix}-`) >= n, grace + 180_000, 100);
     });
     const kids = childCount() - kids0;
-    console.log(`  (${prefix}: ${countFor(sink, 'exit:asked', `${prefix}-`)}/${n} asked in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${kids} child processes ≈ ${Math.round(kids / 2)} sweeps)`);
-    if (!all) throw new Error(`pipeline bench: only ${countFor(sink, 'exit:asked', `${prefix}-`)}/${n} sessions asked within ${grace / 1000 + 180} s`);
+    console.log(
+      `  (${prefix}: ${countFor(sink, 'exit:asked', `${prefix}-`)}/${n} asked in ${((Date.now() - t0) / 1000).toFixed(1)} s; ${kids} child processes ≈ ${Math.round(kids / 2)} sweeps)`,
+    );
+    if (!all)
+      throw new Error(
+        `pipeline bench: only ${countFor(sink, 'exit:asked', `${prefix}-`)}/${n} sessions asked within ${grace / 1000 + 180} s`,
+      );
     const cpu = process.cpuUsage(cpu0);
     const fired: number[] = [];
     const acted: number[] = [];
@@ -508,7 +542,10 @@ export async function bareNodeRss(): Promise<number> {
  * `start()` when the window opens, `end()` when it closes: its RSS then and its CPU over the window.
  */
 export function bareNode(cleanup: Cleanup): { start: () => void; end: () => { rssBytes: number; cpuPct: number } } {
-  const child = spawn(process.execPath, [...shebangFlags(CLI), '-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore', env: shebangEnv(CLI) });
+  const child = spawn(process.execPath, [...shebangFlags(CLI), '-e', 'setInterval(() => {}, 1 << 30)'], {
+    stdio: 'ignore',
+    env: shebangEnv(CLI),
+  });
   cleanup.add(`stop the bare node (pid ${child.pid})`, () => void child.kill('SIGKILL')); // our own child
   let a = { t: Date.now(), ticks: 0 };
   return {
@@ -577,7 +614,10 @@ async function idleBench(size: { live: number; records: number; tasks: number },
   const producers = createProducers(config, redisOptions(REDIS_URL));
   cleanup.add('close the idle probes', () => Promise.all(Object.values(producers).map((p) => p.close())));
   const settled = await waitFor(
-    async () => child.exitCode === null && (await producers.expire.queue.getCompletedCount()) >= 1 && (await producers.reconcile.queue.getCompletedCount()) >= 1,
+    async () =>
+      child.exitCode === null &&
+      (await producers.expire.queue.getCompletedCount()) >= 1 &&
+      (await producers.reconcile.queue.getCompletedCount()) >= 1,
     120_000,
     250,
   );

@@ -16,11 +16,16 @@
 //   exits   every task turned `done` at once: the time until every session has exited (`exitedAt` on each
 //           task), against the floor of the configured windows: grace + askWait + (N − 1) · exitRate.per / max.
 //
+//   wave    (--wave, alone) ~73 % of the tasks done at once, the rest held open, exitRate 2/s: each finishing
+//           session's time from its task closing to its process gone, against the windows and the rate's spread;
+//           sunset's CPU per exit and where each exit's time went (bench/realfleet-wave.ts).
+//
 //   npm run bench -- realfleet [--sessions=12] [--real-idle-seconds=300]
+//   npm run bench -- realfleet --wave [--sessions=30] [--finishing=22]
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { parseConfig, type Config } from '../src/config.js';
+import { parseConfig } from '../src/config.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { freePortNear, startPrivateRedis } from '../src/private-redis.js';
 import { createProducers } from '../src/pipeline/deps.js';
@@ -32,16 +37,28 @@ import { uniqueHost } from '../test/support/sunset.js';
 import { CLI, bareNode, procSample, shebangEnv, shebangFlags } from './pipeline.js';
 import { Cleanup, load, median, ms, quantile, printFigure, sleep, type Figure } from './common.js';
 import { boxBusy } from './files-floor.js';
+import { exitWave } from './realfleet-wave.js';
 
 export interface RealFleetOptions {
   sessions?: number;
   idleSeconds?: number;
   runs?: number;
+  /** The exit wave alone (bench/realfleet-wave.ts), on `sessions` (default 30) of which `finishing` finish. */
+  wave?: boolean;
+  finishing?: number;
+}
+
+/** MemAvailable in GB (/proc/meminfo), or null when it cannot be read. */
+function memAvailableGb(): number | null {
+  try {
+    const kb = Number(/^MemAvailable:\s+(\d+)/m.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]);
+    return Number.isFinite(kb) ? kb / 1024 / 1024 : null;
+  } catch {
+    return null;
+  }
 }
 
 const mb = (b: number) => `${(b / 1024 / 1024).toFixed(1)} MB`;
-const cpuMs = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1000;
-
 
 function callsIn(file: string): number {
   try {
@@ -54,7 +71,7 @@ function callsIn(file: string): number {
 function writeTask(dir: string, t: Record<string, unknown> & { id: string }): void {
   mkdirSync(dir, { recursive: true });
   const tmp = join(dir, `.${t.id}.tmp`);
-  writeFileSync(tmp, JSON.stringify(t, null, 2) + '\n');
+  writeFileSync(tmp, `${JSON.stringify(t, null, 2)}\n`);
   renameSync(tmp, join(dir, `${t.id}.json`));
 }
 
@@ -75,20 +92,23 @@ interface SweepRun {
 }
 
 /**
- * Wait (up to 120 s) until the box is quiet: two 1-second windows in a row under 30 % of all its CPUs busy, so the
+ * Wait (up to maxMs: 120 s; the wave 300 s) until the box is quiet: two 1-second windows in a row under 30 % of all its CPUs busy, so the
  * fleet's start (each real session's first turn, its helpers) is over. Says how long it took and how busy it was.
  */
-async function settle(): Promise<{ said: string }> {
+async function settle(maxMs = 120_000): Promise<{ said: string }> {
   const t0 = Date.now();
   let calm = 0;
   let last: number | null = null;
-  while (Date.now() - t0 < 120_000) {
+  while (Date.now() - t0 < maxMs) {
     last = await boxBusy(1_000);
     if (last === null) return { said: 'box load unknown (/proc/stat unreadable): measured at once' };
     calm = last < 0.3 ? calm + 1 : 0;
-    if (calm >= 2) return { said: `the box settled in ${((Date.now() - t0) / 1000).toFixed(0)} s (${(last * 100).toFixed(0)} % of its CPUs busy)` };
+    if (calm >= 2)
+      return { said: `the box settled in ${((Date.now() - t0) / 1000).toFixed(0)} s (${(last * 100).toFixed(0)} % of its CPUs busy)` };
   }
-  return { said: `the box did not settle in 120 s (${((last ?? 0) * 100).toFixed(0)} % of its CPUs busy): measured anyway, figures high` };
+  return {
+    said: `the box did not settle in ${Math.round(maxMs / 1000)} s (${((last ?? 0) * 100).toFixed(0)} % of its CPUs busy): measured anyway, figures high`,
+  };
 }
 
 /** `runs` sweeps of a kind, measured in a process of their own run with sunset's node options (bench/sweep-child.ts). */
@@ -97,7 +117,10 @@ function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: 
   return new Promise((resolve, reject) => {
     // BENCH_SWEEP_NODE_ARGS: more node options for the sweep's process (--cpu-prof, to see where a sweep goes)
     const extra = (process.env.BENCH_SWEEP_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const child = spawn(process.execPath, [...shebangFlags(CLI), ...extra, script, configFile, kind, String(runs), callsLog], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...shebangEnv(CLI), ...(warmup !== undefined ? { BENCH_SWEEP_WARMUP: String(warmup) } : {}) } });
+    const child = spawn(process.execPath, [...shebangFlags(CLI), ...extra, script, configFile, kind, String(runs), callsLog], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...shebangEnv(CLI), ...(warmup !== undefined ? { BENCH_SWEEP_WARMUP: String(warmup) } : {}) },
+    });
     let out = '';
     let err = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -107,7 +130,7 @@ function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: 
       if (code !== 0) return reject(new Error(`realfleet bench: the sweep child exited ${code}: ${err}`));
       try {
         resolve(JSON.parse(out.trim().split('\n').pop()!) as SweepRun[]);
-      } catch (e) {
+      } catch {
         reject(new Error(`realfleet bench: the sweep child printed no figures: ${out.slice(-500)} ${err}`));
       }
     });
@@ -115,7 +138,7 @@ function sweepCost(configFile: string, kind: SweepKind, runs: number, callsLog: 
 }
 
 export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]> {
-  const n = Math.max(2, o.sessions ?? 12);
+  const n = Math.max(2, o.sessions ?? (o.wave ? 30 : 12));
   const idleSeconds = o.idleSeconds ?? 300;
   const runs = o.runs ?? 7;
   const cleanup = new Cleanup();
@@ -126,6 +149,12 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     printFigure(fig);
   };
   console.log(`\n== realfleet bench: ${n} real Claude Code sessions (${Math.ceil(n / 2)} background, ${Math.floor(n / 2)} interactive) ==`);
+  // a real session takes ~200 MB (its pty host, its process, the daemon's share): 60 need ~12 GB, and the box its
+  // margin; refused before anything starts, not found out by the OOM killer
+  const avail = memAvailableGb();
+  const needGb = (n * 16) / 60;
+  if (avail !== null && avail < needGb)
+    throw new Error(`realfleet bench: ${n} real sessions need MemAvailable ≥ ${needGb.toFixed(1)} GB; this box has ${avail.toFixed(1)} GB`);
   try {
     const redis = await startPrivateRedis(await freePortNear(16500));
     cleanup.add('stop the bench redis-server', () => redis.shutdown());
@@ -135,9 +164,12 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const claude = claudeWrapper(fleet, { callsLog });
     const tasksDir = join(fleet.root, 'tasks');
     const started = Date.now();
-    const sessions: Array<{ sessionId: string; kind: string }> = [];
+    const sessions: Array<{ sessionId: string; kind: string; pid: number }> = [];
     for (let i = 0; i < n; i++) {
-      const s = i % 2 === 0 ? await fleet.startBackground(`[[state:done]] task ${i}: write the changelog`) : await fleet.startInteractive(`[[reply:Done.]] task ${i}: rename the module`);
+      const s =
+        i % 2 === 0
+          ? await fleet.startBackground(`[[state:done]] task ${i}: write the changelog`)
+          : await fleet.startInteractive(`[[reply:Done.]] task ${i}: rename the module`);
       sessions.push(s);
       writeTask(tasksDir, { id: `t-${i}`, state: 'active', sessionId: s.sessionId });
     }
@@ -163,6 +195,28 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
       ...extra,
     });
     const config = parseConfig(raw({}), { env: {} });
+
+    if (o.wave) {
+      // the wave is judged against its floor within 1.25×: on a box busy with other work it would measure that work
+      const quiet = await settle(300_000);
+      console.log(`  (${quiet.said}; load average ${load()}; MemAvailable ${memAvailableGb()?.toFixed(1) ?? '?'} GB)`);
+      const producers = createProducers(config, redisOptions(redis.url));
+      cleanup.add('close the bench producers', () => Promise.all(Object.values(producers).map((p) => p.close())));
+      await exitWave({
+        sessions,
+        tasksDir,
+        root: fleet.root,
+        callsLog,
+        producers,
+        config: raw,
+        claude,
+        startUp: (file, logFile) => startUp(file, cleanup, logFile),
+        writeTask: (t) => writeTask(tasksDir, t),
+        add,
+        finishing: o.finishing,
+      });
+      return figures;
+    }
 
     // ---- sweep: the pipeline's, a person's and the CLI's, each in processes run as sunset runs, each with its floor
     const sweepFile = join(fleet.root, 'sunset-sweep.json');
@@ -198,7 +252,10 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const fromFiles = files.every((f) => f.rosterFrom === 'files') && got.person.every((f) => f.rosterFrom === 'files');
     add({
       name: `the schedule's sweep of ${n} real sessions, on Claude Code's files (median of ${files.length}: 3 processes of ${runs}, each after ${process.env.BENCH_SWEEP_WARMUP ?? 30} warm-up sweeps; ${files[0].rows} rows, every task active)`,
-      value: said(files, 'roster calls') + `; each process's median ${perProcess.map(ms).join(', ')} ms` + (fromFiles ? '' : ' (some sweeps fell back to the CLI)'),
+      value:
+        said(files, 'roster calls') +
+        `; each process's median ${perProcess.map(ms).join(', ')} ms` +
+        (fromFiles ? '' : ' (some sweeps fell back to the CLI)'),
       floor: filesFloorSaid,
       // issue 15's target is for the 12-session fleet; other sizes report the figure (and still no roster call)
       target: n === 12 ? '≤ 5 ms CPU of its own, no roster call' : 'no roster call (≤ 5 ms is for 12 sessions)',
@@ -232,7 +289,14 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const up = startUp(idleFile, cleanup);
     const producers = createProducers(config, redisOptions(redis.url));
     cleanup.add('close the bench producers', () => Promise.all(Object.values(producers).map((p) => p.close())));
-    const settled = await waitFor(async () => up.child.exitCode === null && (await producers.reconcile.queue.getCompletedCount()) >= 1 && (await producers.expire.queue.getCompletedCount()) >= 1, 120_000, 250);
+    const settled = await waitFor(
+      async () =>
+        up.child.exitCode === null &&
+        (await producers.reconcile.queue.getCompletedCount()) >= 1 &&
+        (await producers.expire.queue.getCompletedCount()) >= 1,
+      120_000,
+      250,
+    );
     if (!settled) throw new Error(`realfleet bench: sunset up did not settle within 120 s; stderr:\n${up.stderr()}`);
     // the sampler's first census comes min(sampleEvery, 60 s) after start: a start-up event, like the first reconcile
     const samples = join(config.stateDir, 'samples.jsonl');
@@ -257,7 +321,13 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     const cpu = (b.cpuTicks - a.cpuTicks) / wall;
     const kids = (b.childTicks - a.childTicks) / wall;
     const bare = floorNode.end();
-    add({ name: `idle sunset up (every role) on the real fleet: RSS`, value: `${mb(b.rssBytes)} (peak ${mb(peak)})`, floor: `a bare node with sunset's node options ${mb(bare.rssBytes)}`, target: '≤ 100 MB', pass: peak <= 100 * 1024 * 1024 });
+    add({
+      name: `idle sunset up (every role) on the real fleet: RSS`,
+      value: `${mb(b.rssBytes)} (peak ${mb(peak)})`,
+      floor: `a bare node with sunset's node options ${mb(bare.rssBytes)}`,
+      target: '≤ 100 MB',
+      pass: peak <= 100 * 1024 * 1024,
+    });
     // CPU is counted in 10 ms ticks: over a few seconds a bare node alone reads 0.6–0.7 %, so a short window says nothing
     const shortWindow = wall < 60;
     add({
@@ -288,7 +358,11 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
     await waitFor(async () => (await producers.reconcile.queue.getCompletedCount()) > rec0 + reconciles, 60_000, 250);
     const d0 = Date.now();
     for (let i = 0; i < n; i++) writeTask(tasksDir, { id: `t-${i}`, state: 'done', sessionId: sessions[i].sessionId });
-    const exitedAll = await waitFor(() => sessions.every((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)), 300_000, 250);
+    const exitedAll = await waitFor(
+      () => sessions.every((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)),
+      300_000,
+      250,
+    );
     const took = (Date.now() - d0) / 1000;
     const exited = sessions.filter((_, i) => Boolean(JSON.parse(readFileSync(join(tasksDir, `t-${i}.json`), 'utf8')).exitedAt)).length;
     if (!exitedAll) {
@@ -299,12 +373,25 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
         if (t.exitedAt) return;
         const v = snap.sessions.find((x) => x.sessionId === s.sessionId && x.pid !== null);
         const { id: _i, state: _s, sessionId: _x, ...latched } = t;
-        console.log(`  not exited: t-${i} (${s.kind}) ${JSON.stringify(latched)} — ${v ? `${v.verdict} ${v.reasons.join(',')} ${v.notes.join('; ')}` : 'no live row'}`);
+        console.log(
+          `  not exited: t-${i} (${s.kind}) ${JSON.stringify(latched)} — ${v ? `${v.verdict} ${v.reasons.join(',')} ${v.notes.join('; ')}` : 'no live row'}`,
+        );
         // what sunset last said of it, whatever the level (a deferral, and until when, is an info line)
-        const said = up2.stderr().split('\n').filter((l) => l.includes(`"taskId":"t-${i}"`)).slice(-4);
+        const said = up2
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes(`"taskId":"t-${i}"`))
+          .slice(-4);
         if (said.length) console.log(`    sunset's last lines about t-${i}:\n    ${said.join('\n    ')}`);
       });
-      console.log(`  (sunset up's last log lines:)\n${up2.stderr().split('\n').filter((l) => /"level":(40|50)/.test(l)).slice(-8).join('\n')}`);
+      console.log(
+        `  (sunset up's last log lines:)\n${up2
+          .stderr()
+          .split('\n')
+          .filter((l) => /"level":(40|50)/.test(l))
+          .slice(-8)
+          .join('\n')}`,
+      );
     }
     const floor = (w.grace + w.askWait + ((n - 1) * rate.per) / rate.max) / 1000;
     add({
@@ -321,12 +408,17 @@ export async function benchRealFleet(o: RealFleetOptions = {}): Promise<Figure[]
   }
 }
 
-function startUp(file: string, cleanup: Cleanup) {
+/** `sunset up` as a child; with logFile, every line of its log (stderr) is kept there too. */
+function startUp(file: string, cleanup: Cleanup, logFile?: string) {
   const nodeArgs = [...shebangFlags(CLI), ...(process.env.BENCH_UP_NODE_ARGS ?? '').split(' ').filter(Boolean)];
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--config', file], { stdio: ['ignore', 'ignore', 'pipe'], env: shebangEnv(CLI) });
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, CLI, 'up', '--config', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: shebangEnv(CLI),
+  });
   if (!child.pid) throw new Error('realfleet bench: could not start sunset up');
   let err = '';
   child.stderr!.on('data', (d: Buffer) => {
+    if (logFile) appendFileSync(logFile, d);
     err = (err + d.toString()).slice(-20_000);
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

@@ -67,8 +67,24 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
         host: 'footprint',
         redisUrl: redis.url,
         stateDir: join(root, 'state'),
-        fleet: { rosterCommand: ['false'], claudeCommand: 'false', tmuxSocket: `sunset-footprint-${process.pid}`, tasksDir: join(root, 'tasks'), inboxDir: join(root, 'inbox'), projectsDir: join(root, 'projects') },
-        windows: { grace: 0, silence: 0, askWait: 0, retryWait: 0, exitConfirm: 200, recheck: 100, reconcileEvery: '10s', expireEvery: '1h' },
+        fleet: {
+          rosterCommand: ['false'],
+          claudeCommand: 'false',
+          tmuxSocket: `sunset-footprint-${process.pid}`,
+          tasksDir: join(root, 'tasks'),
+          inboxDir: join(root, 'inbox'),
+          projectsDir: join(root, 'projects'),
+        },
+        windows: {
+          grace: 0,
+          silence: 0,
+          askWait: 0,
+          retryWait: 0,
+          exitConfirm: 200,
+          recheck: 100,
+          reconcileEvery: '10s',
+          expireEvery: '1h',
+        },
         probeTimeout: 2000,
         exitRate: { max: 1000, per: 100 },
         log: { level: 'silent' },
@@ -107,25 +123,36 @@ export async function benchRedisFootprint(o: FootprintOptions = {}): Promise<Fig
         const k = done + i;
         const id = `fp-${k}`;
         ids.push(id);
-        writeTaskJson(config.fleet.tasksDir, { id, state: 'done', sessionId: `sess-${k}`, title: `bench task ${k}`, updatedAt: new Date().toISOString() });
+        writeTaskJson(config.fleet.tasksDir, {
+          id,
+          state: 'done',
+          sessionId: `sess-${k}`,
+          title: `bench task ${k}`,
+          updatedAt: new Date().toISOString(),
+        });
         active.add(id); // in the same tick as the write: no job can judge the task before its session is in
         fleet.changed();
       }
       let quietSince: number | null = null;
-      await until(`batch ${done}-${done + n} finished`, async () => {
-        for (const id of ids) {
-          if (!active.has(id)) continue;
-          const t = await readTask(config.fleet.tasksDir, id);
-          if (!(t?.exitedAt || t?.exitGaveUpAt)) {
-            // a chain that stopped short would leave the queues idle with tasks unfinished: say so, do not hang
-            if (!(await quiet(client, config.host))) quietSince = null;
-            else if (Date.now() - (quietSince ??= Date.now()) > 10_000) throw new Error(`the pipeline went quiet with task ${id} unfinished: ${JSON.stringify(t)}`);
-            return false;
+      await until(
+        `batch ${done}-${done + n} finished`,
+        async () => {
+          for (const id of ids) {
+            if (!active.has(id)) continue;
+            const t = await readTask(config.fleet.tasksDir, id);
+            if (!(t?.exitedAt || t?.exitGaveUpAt)) {
+              // a chain that stopped short would leave the queues idle with tasks unfinished: say so, do not hang
+              if (!(await quiet(client, config.host))) quietSince = null;
+              else if (Date.now() - (quietSince ??= Date.now()) > 10_000)
+                throw new Error(`the pipeline went quiet with task ${id} unfinished: ${JSON.stringify(t)}`);
+              return false;
+            }
+            active.delete(id); // a finished task's stale row in a cached snapshot is harmless: no job judges it again
           }
-          active.delete(id); // a finished task's stale row in a cached snapshot is harmless: no job judges it again
-        }
-        return true;
-      }, 30 * 60_000);
+          return true;
+        },
+        30 * 60_000,
+      );
       done += n;
       process.stdout.write(`  ${done}/${total} tasks through (${Math.round((Date.now() - t0) / 1000)} s)\n`);
     }
@@ -185,7 +212,24 @@ async function ownRedisServer(cleanup: Cleanup): Promise<{ url: string; pid: num
     if (port === 6379) continue;
     const child: ChildProcess = spawn(
       'redis-server',
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'no', '--protected-mode', 'yes', '--logfile', ''],
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--dir',
+        dir,
+        '--daemonize',
+        'no',
+        '--protected-mode',
+        'yes',
+        '--logfile',
+        '',
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let out = '';
@@ -260,15 +304,62 @@ function syntheticFleet(config: Config, active: Set<string>) {
         attachedBy: 'roster',
         inboxPending: 0,
         probeFailures: [],
-        task: { id: t.id, state: t.state, terminal: t.terminal, exitRequests: t.exitRequests, releasedAt: t.releasedAt, exitAskedAt: t.exitAskedAt, exitRequestedAt: t.exitRequestedAt, exitedAt: t.exitedAt, exitGaveUpAt: t.exitGaveUpAt },
+        task: {
+          id: t.id,
+          state: t.state,
+          terminal: t.terminal,
+          exitRequests: t.exitRequests,
+          releasedAt: t.releasedAt,
+          exitAskedAt: t.exitAskedAt,
+          exitRequestedAt: t.exitRequestedAt,
+          exitedAt: t.exitedAt,
+          exitGaveUpAt: t.exitGaveUpAt,
+        },
         openTasks: [],
         invalidTasks: [],
       };
       const facts: SessionFacts = { id: t.sessionId!, sessionId: t.sessionId!, kind: 'background', pid: process.pid, evidence };
-      const row = { id: t.sessionId!, sessionId: t.sessionId!, name: null, kind: 'background' as const, pid: process.pid, state: 'running', status: 'idle' as const, waitingFor: null, cwd: null, startedAt: null, attached: false, raw: {} };
-      return { ...facts, ...decide(facts, policy, now), row, label: t.sessionId!, name: null, live: true, taskId: t.id, taskState: t.state, rssBytes: null, procStartMs: null };
+      const row = {
+        id: t.sessionId!,
+        sessionId: t.sessionId!,
+        name: null,
+        kind: 'background' as const,
+        pid: process.pid,
+        state: 'running',
+        status: 'idle' as const,
+        waitingFor: null,
+        cwd: null,
+        startedAt: null,
+        attached: false,
+        raw: {},
+      };
+      return {
+        ...facts,
+        ...decide(facts, policy, now),
+        row,
+        label: t.sessionId!,
+        name: null,
+        live: true,
+        taskId: t.id,
+        taskState: t.state,
+        rssBytes: null,
+        procStartMs: null,
+      };
     });
-    const snap: FleetSnapshot = { at: now, host: config.host, roster: { ok: true }, rosterFrom: 'cli', sessions, tasks, invalidTasks: [], problems: [], probeErrors: {}, overhead: null, agentViews: 0 };
+    const snap: FleetSnapshot = {
+      at: now,
+      host: config.host,
+      roster: { ok: true },
+      rosterFrom: 'cli',
+      sessions,
+      tasks,
+      invalidTasks: [],
+      problems: [],
+      probeErrors: {},
+      overhead: null,
+      agentViews: 0,
+      agentViewsOpen: [],
+    };
     last = { at: now, version: at, snap };
     return snap;
   };
@@ -279,7 +370,12 @@ function syntheticFleet(config: Config, active: Set<string>) {
 async function quiet(client: Redis, host: string): Promise<boolean> {
   for (const q of QUEUES.slice(0, 4)) {
     const k = `${PREFIX}:${queueName(q, host)}`;
-    const [w, a, d, p] = await Promise.all([client.llen(`${k}:wait`), client.llen(`${k}:active`), client.zcard(`${k}:delayed`), client.zcard(`${k}:prioritized`)]);
+    const [w, a, d, p] = await Promise.all([
+      client.llen(`${k}:wait`),
+      client.llen(`${k}:active`),
+      client.zcard(`${k}:delayed`),
+      client.zcard(`${k}:prioritized`),
+    ]);
     if (w + a + d + p) return false;
   }
   return true;
@@ -290,7 +386,10 @@ async function waitQuiet(client: Redis, host: string, ms: number): Promise<void>
 }
 
 /** What is left in Redis: jobs kept per queue and the events streams, with their memory. */
-async function describe(client: Redis, host: string): Promise<{ text: string; kept: Array<{ queue: string; completed: number; failed: number }> }> {
+async function describe(
+  client: Redis,
+  host: string,
+): Promise<{ text: string; kept: Array<{ queue: string; completed: number; failed: number }> }> {
   const parts: string[] = [];
   const kept: Array<{ queue: string; completed: number; failed: number }> = [];
   let keys = 0;
@@ -303,14 +402,20 @@ async function describe(client: Redis, host: string): Promise<{ text: string; ke
   parts.push(`${keys} keys`);
   for (const q of QUEUES) {
     const k = `${PREFIX}:${queueName(q, host)}`;
-    const [completed, failed, events] = await Promise.all([client.zcard(`${k}:completed`), client.zcard(`${k}:failed`), client.xlen(`${k}:events`).catch(() => 0)]);
+    const [completed, failed, events] = await Promise.all([
+      client.zcard(`${k}:completed`),
+      client.zcard(`${k}:failed`),
+      client.xlen(`${k}:events`).catch(() => 0),
+    ]);
     const eventsBytes = Number((await client.call('MEMORY', 'USAGE', `${k}:events`)) ?? 0);
     // what one kept job costs: its hash, sampled
     const sample = await client.zrange(`${k}:completed`, '0', '49');
     const sizes = await Promise.all(sample.map(async (id) => Number((await client.call('MEMORY', 'USAGE', `${k}:${id}`)) ?? 0)));
     const perJob = sizes.length ? Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length) : 0;
     kept.push({ queue: q, completed, failed });
-    parts.push(`${q}: ${completed} completed + ${failed} failed kept (≈ ${perJob} B each), events stream ${events} entries (${kb(eventsBytes)})`);
+    parts.push(
+      `${q}: ${completed} completed + ${failed} failed kept (≈ ${perJob} B each), events stream ${events} entries (${kb(eventsBytes)})`,
+    );
   }
   return { text: parts.join('; '), kept };
 }
@@ -332,7 +437,7 @@ async function readTask(dir: string, id: string): Promise<Task | null> {
 /** As the Driver writes a task file: a temp file, then a rename. */
 function writeTaskJson(dir: string, t: Record<string, unknown> & { id: string }): void {
   const tmp = join(dir, `.${t.id}.json.tmp`);
-  writeFileSync(tmp, JSON.stringify(t, null, 2) + '\n');
+  writeFileSync(tmp, `${JSON.stringify(t, null, 2)}\n`);
   renameSync(tmp, join(dir, `${t.id}.json`));
 }
 

@@ -14,7 +14,24 @@ type Bench = (typeof BENCHES)[number];
 /** The pipeline bench's phases (--only=…). */
 const PHASES = ['floor', 'burst', 'lateness', 'idle'];
 /** --key=number options, for quick runs while investigating (the defaults are the bench's sizes); the first three are told of in the usage. */
-const NUMBER_OPTIONS = ['idle-seconds', 'real-idle-seconds', 'sessions', 'live', 'records', 'tasks', 'runs', 'burst', 'trickle', 'late', 'idle-sessions', 'floor-trips', 'footprint-tasks', 'footprint-batch', 'exit-keep'];
+const NUMBER_OPTIONS = [
+  'idle-seconds',
+  'real-idle-seconds',
+  'sessions',
+  'live',
+  'records',
+  'tasks',
+  'runs',
+  'burst',
+  'trickle',
+  'late',
+  'idle-sessions',
+  'floor-trips',
+  'footprint-tasks',
+  'footprint-batch',
+  'exit-keep',
+  'finishing',
+];
 
 /** `--key value` written as `--key=value` (both are taken), so that the rest reads one form. */
 function joined(argv: string[]): string[] {
@@ -22,7 +39,8 @@ function joined(argv: string[]): string[] {
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const key = /^--([a-z-]+)$/.exec(a)?.[1];
-    if (key && (NUMBER_OPTIONS.includes(key) || key === 'only') && i + 1 < argv.length && !argv[i + 1].startsWith('-')) out.push(`${a}=${argv[++i]}`);
+    if (key && (NUMBER_OPTIONS.includes(key) || key === 'only') && i + 1 < argv.length && !argv[i + 1].startsWith('-'))
+      out.push(`${a}=${argv[++i]}`);
     else out.push(a);
   }
   return out;
@@ -34,7 +52,8 @@ function numbers(argv: string[]): { n: Record<string, number>; unknown: string[]
   const unknown: string[] = [];
   for (const a of argv.filter((x) => x.startsWith('-') && !x.startsWith('--only='))) {
     const m = /^--([a-z-]+)=(\d+)$/.exec(a);
-    if (m && NUMBER_OPTIONS.includes(m[1])) n[m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = Number(m[2]);
+    if (a === '--wave') n.wave = 1;
+    else if (m && NUMBER_OPTIONS.includes(m[1])) n[m[1].replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = Number(m[2]);
     else unknown.push(a);
   }
   return { n, unknown };
@@ -44,9 +63,29 @@ async function runOne(name: Bench, only: string[], n: Record<string, number>): P
   if (name === 'sweep') return (await import('./sweep.js')).benchSweep({ live: n.live, records: n.records, tasks: n.tasks, runs: n.runs });
   // its own redis-server on a free port, never the shared Redis (bench/redis-footprint.ts)
   // the real Claude Code CLI on its stand-in API, its own HOME, daemon, tmux socket and redis-server
-  if (name === 'realfleet') return (await import('./realfleet.js')).benchRealFleet({ sessions: n.sessions, idleSeconds: n.realIdleSeconds, runs: n.runs });
-  if (name === 'footprint') return (await import('./redis-footprint.js')).benchRedisFootprint({ tasks: n.footprintTasks, batch: n.footprintBatch, exitKeep: n.exitKeep });
-  return (await import('./pipeline.js')).benchPipeline({ only, burst: n.burst, trickle: n.trickle, late: n.late, idleSessions: n.idleSessions, idleSeconds: n.idleSeconds, floorTrips: n.floorTrips });
+  if (name === 'realfleet')
+    return (await import('./realfleet.js')).benchRealFleet({
+      sessions: n.sessions,
+      idleSeconds: n.realIdleSeconds,
+      runs: n.runs,
+      wave: n.wave === 1,
+      finishing: n.finishing,
+    });
+  if (name === 'footprint')
+    return (await import('./redis-footprint.js')).benchRedisFootprint({
+      tasks: n.footprintTasks,
+      batch: n.footprintBatch,
+      exitKeep: n.exitKeep,
+    });
+  return (await import('./pipeline.js')).benchPipeline({
+    only,
+    burst: n.burst,
+    trickle: n.trickle,
+    late: n.late,
+    idleSessions: n.idleSessions,
+    idleSeconds: n.idleSeconds,
+    floorTrips: n.floorTrips,
+  });
 }
 
 /** Words in lines of at most `width` characters, each line indented. */
@@ -82,9 +121,19 @@ options (--key=N or --key N):
   --idle-seconds=N       the census idle window (default 600; ≥ 300 holds a reconcile pass)
   --real-idle-seconds=N  realfleet's idle window (default 300; ≥ 300 holds a reconcile pass; CPU is
                          judged only from 60 s)
-  --sessions=N           realfleet's fleet size (default 12; 35 is the ADR's cap)
+  --sessions=N           realfleet's fleet size (default 12; 35 is the ADR's cap; 30 with --wave)
+  --wave                 realfleet's exit wave alone (alone, it means realfleet): ~73 % of the tasks
+                         done at once (--finishing=N), the rest held open, exitRate 2/s; each exit timed
+                         from its task closing to its process gone, against the windows and the rate
+                         (30 sessions ~4 min, 60 ~7 min and MemAvailable ≥ 16 GB)
   --runs=N               measured sweeps (sweep: default 7; realfleet: 7 in each of its 3 sweep processes)
-${wrapped(NUMBER_OPTIONS.slice(3).filter((k) => k !== 'runs').map((k) => `--${k}=N`), 100, '  ')}
+${wrapped(
+  NUMBER_OPTIONS.slice(3)
+    .filter((k) => k !== 'runs')
+    .map((k) => `--${k}=N`),
+  100,
+  '  ',
+)}
                          other sizes, for quick runs while investigating (--records ≥ 10)
   -h, --help             this text
 
@@ -101,7 +150,10 @@ async function main(given: string[]): Promise<number> {
     return 0;
   }
   // --only=burst,lateness runs some of the pipeline bench's phases (floor, burst, lateness, idle)
-  const only = argv.filter((a) => a.startsWith('--only=')).flatMap((a) => a.slice('--only='.length).split(',')).filter(Boolean);
+  const only = argv
+    .filter((a) => a.startsWith('--only='))
+    .flatMap((a) => a.slice('--only='.length).split(','))
+    .filter(Boolean);
   const asked = argv.filter((a) => !a.startsWith('-'));
   for (const a of asked) {
     if (!BENCHES.includes(a as Bench)) {
@@ -127,8 +179,12 @@ async function main(given: string[]): Promise<number> {
     console.error(`bench: --records takes 10 or more (the census fleet gives ten records an inbox message), not ${n.records}`);
     return 2;
   }
-  // --only alone means the pipeline bench's phases, not every bench
-  const chosen = (asked.length ? asked : only.length ? ['pipeline'] : BENCHES) as Bench[];
+  if (n.wave && asked.length && !asked.includes('realfleet')) {
+    console.error(`bench: --wave is the realfleet bench's exit wave, and realfleet is not among ${asked.join(', ')}\n\n${USAGE}`);
+    return 2;
+  }
+  // --only alone means the pipeline bench's phases, not every bench; --wave alone, the realfleet bench's wave
+  const chosen = (asked.length ? asked : only.length ? ['pipeline'] : n.wave ? ['realfleet'] : BENCHES) as Bench[];
   const started = Date.now();
   console.log(`sunset bench — ${new Date().toISOString()}`);
   console.log(machine());

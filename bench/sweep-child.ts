@@ -32,7 +32,8 @@ const kidsMs = (): number => {
   return (Number(x[13]) + Number(x[14])) * 10;
 };
 
-const sweep = () => gatherFleet(config, kind === 'cli' ? { roster: 'cli' } : { roster: 'files', tmux: kind === 'pipeline' ? 'if-needed' : 'all' });
+const sweep = () =>
+  gatherFleet(config, kind === 'cli' ? { roster: 'cli' } : { roster: 'files', tmux: kind === 'pipeline' ? 'if-needed' : 'all' });
 // warm-up: the first sweep reads everything its caches then keep, and a running sunset has swept before — the
 // sweeps whose cost counts come three a second while asks are due, in code V8 has long compiled. With 3 warm-ups the
 // measured sweeps still paid for TurboFan compiling the sweep (quartiles 3.9–10.5 ms against 3.2–4.6 after 30).
@@ -63,6 +64,16 @@ for (let r = 0; r < runs; r++) {
   const snap = await sweep();
   const wall = performance.now() - t0;
   const u = process.cpuUsage(c0);
-  out.push({ wall, own: (u.user + u.system) / 1000, kids: kidsMs() - kids0, children: childCount() - children0, calls: calls() - calls0, rosterFrom: snap.rosterFrom, rows: snap.sessions.length, floorOwn, floorWall });
+  out.push({
+    wall,
+    own: (u.user + u.system) / 1000,
+    kids: kidsMs() - kids0,
+    children: childCount() - children0,
+    calls: calls() - calls0,
+    rosterFrom: snap.rosterFrom,
+    rows: snap.sessions.length,
+    floorOwn,
+    floorWall,
+  });
 }
 console.log(JSON.stringify(out));

@@ -49,19 +49,19 @@ export async function buildFleet(fleet: TestFleet, o: Required<Omit<SweepOptions
     const dir = join(fleet.projectsDir, slugOf(join(fleet.root, 'work', `project-${i % 20}`)));
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${r.sessionId}.jsonl`);
-    writeFileSync(file, JSON.stringify({ type: 'start', sessionId: r.sessionId }) + '\n');
+    writeFileSync(file, `${JSON.stringify({ type: 'start', sessionId: r.sessionId })}\n`);
     utimesSync(file, old, old);
   });
 
   // Inboxes: a few live sessions with a waiting message, a few with only sunset's own ask, a few empty folders.
-  live.slice(0, 10).forEach((a) => fleet.addInboxMessage(a));
+  for (const a of live.slice(0, 10)) fleet.addInboxMessage(a);
   live.slice(10, 20).forEach((a) => {
     const dir = join(fleet.inboxDir, a.sessionId);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, `sunset-exit-ask-t-x-${a.id}.json`), '{}\n');
   });
-  live.slice(20, 30).forEach((a) => mkdirSync(join(fleet.inboxDir, a.sessionId), { recursive: true }));
-  records.slice(0, 10).forEach((r) => fleet.addInboxMessage(r));
+  for (const a of live.slice(20, 30)) mkdirSync(join(fleet.inboxDir, a.sessionId), { recursive: true });
+  for (const r of records.slice(0, 10)) fleet.addInboxMessage(r);
 
   // 10,000 task files. Each live session gets a history of terminal tasks; its latest one is
   // terminal (most), awaiting-human or active. The bulk are records' finished tasks, fully latched,
@@ -94,8 +94,10 @@ export async function buildFleet(fleet: TestFleet, o: Required<Omit<SweepOptions
     if (!latest) fields = { state: terminal[i % terminal.length], stateChangedAt: ago(20 * H + k), ...latched(i, false) };
     else {
       const pick = k % 10;
-      if (pick < 7) fields = { state: 'done', stateChangedAt: ago(2 * H), releasedAt: ago(2 * H) }; // due for the ask
-      else if (pick < 8) fields = { state: 'done', stateChangedAt: ago(60_000), releasedAt: ago(60_000) }; // in grace
+      if (pick < 7)
+        fields = { state: 'done', stateChangedAt: ago(2 * H), releasedAt: ago(2 * H) }; // due for the ask
+      else if (pick < 8)
+        fields = { state: 'done', stateChangedAt: ago(60_000), releasedAt: ago(60_000) }; // in grace
       else if (pick < 9) fields = { state: 'awaiting-human', stateChangedAt: ago(3 * H), awaitingHumanSince: ago(3 * H) };
       else fields = { state: 'active', stateChangedAt: ago(10 * 60_000) };
     }
@@ -107,7 +109,8 @@ export async function buildFleet(fleet: TestFleet, o: Required<Omit<SweepOptions
     const ghost = k % 10 === 9; // names a session no roster lists any more
     const sessionId = ghost ? randomUUID() : records[k % records.length].sessionId;
     const st = k % 50 === 0 ? 'awaiting-human' : k % 50 === 1 ? 'active' : terminal[k % terminal.length];
-    const fields = st === 'awaiting-human' || st === 'active' ? { state: st } : { state: st, stateChangedAt: ago(30 * H), ...latched(i, k % 3 === 0) };
+    const fields =
+      st === 'awaiting-human' || st === 'active' ? { state: st } : { state: st, stateChangedAt: ago(30 * H), ...latched(i, k % 3 === 0) };
     // one in four uses the older alias, as the Driver's older task tool wrote them
     const t: Record<string, unknown> = { id: id(), ...base(sessionId, i), ...fields };
     if (k % 4 === 1) {
@@ -226,7 +229,9 @@ export async function benchSweep(opts: SweepOptions = {}): Promise<Figure[]> {
     const config = parseConfig(fleet.config({ host: uniqueHost(), probeTimeout: 30_000 }), { env: {} });
     const procs = readdirSync('/proc').filter((n) => /^\d+$/.test(n)).length;
     const transcripts = readdirSync(fleet.projectsDir).reduce((k, p) => k + readdirSync(join(fleet.projectsDir, p)).length, 0);
-    console.log(`fleet built in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${procs} processes in /proc, ${transcripts} transcripts, load ${load()}`);
+    console.log(
+      `fleet built in ${((Date.now() - t0) / 1000).toFixed(1)} s: ${procs} processes in /proc, ${transcripts} transcripts, load ${load()}`,
+    );
 
     // warm-up (page cache, JIT), and a check that the sweep sees what was built
     const warm = await gatherFleet(config);
@@ -256,9 +261,10 @@ export async function benchSweep(opts: SweepOptions = {}): Promise<Figure[]> {
       floorParts.push(fl.value.parts);
       floorCpu.push(fl);
     }
-    if (process.env.BENCH_PROFILE) await profiled('sweep', async () => {
-      for (let i = 0; i < 3; i++) await gatherFleet(config);
-    });
+    if (process.env.BENCH_PROFILE)
+      await profiled('sweep', async () => {
+        for (let i = 0; i < 3; i++) await gatherFleet(config);
+      });
     const ph: Array<Record<string, number>> = [];
     for (let i = 0; i < 3; i++) ph.push(await phases(config));
 
@@ -279,7 +285,9 @@ export async function benchSweep(opts: SweepOptions = {}): Promise<Figure[]> {
     const cpuLine = (rows: Array<{ own: number; children: number }>) =>
       `${ms(median(rows.map((r) => r.own)))} ms own + ${ms(median(rows.map((r) => r.children)))} ms in children`;
     const ownRatio = median(sweepCpu.map((r) => r.own + r.children)) / median(floorCpu.map((r) => r.own + r.children));
-    console.log(`CPU per sweep (median): ${cpuLine(sweepCpu)}; per floor: ${cpuLine(floorCpu)}; CPU ratio ${ownRatio.toFixed(2)}× (load-independent)`);
+    console.log(
+      `CPU per sweep (median): ${cpuLine(sweepCpu)}; per floor: ${cpuLine(floorCpu)}; CPU ratio ${ownRatio.toFixed(2)}× (load-independent)`,
+    );
     console.log(
       `sweep: median ${ms(med)} ms (p90 ${ms(p90)}) — floor ${ms(fl)} ms — ratio ${ratio.toFixed(2)}× — children/sweep ${kids} — target ≤ 1000 ms and ≤ 3×: ${pass ? 'PASS' : 'FAIL'}   [load ${load()}]`,
     );
@@ -293,7 +301,13 @@ export async function benchSweep(opts: SweepOptions = {}): Promise<Figure[]> {
         pass: med <= 1000 && ratio <= 3,
       },
       // the census fleet's sessions are all background: tmux is not asked (it is only where an interactive session runs)
-      { bench: 'sweep', name: 'children per sweep', value: String(kids), target: '≤ 2 (roster; tmux where an interactive session runs)', pass: children.every((c) => c >= 1 && c <= 2) },
+      {
+        bench: 'sweep',
+        name: 'children per sweep',
+        value: String(kids),
+        target: '≤ 2 (roster; tmux where an interactive session runs)',
+        pass: children.every((c) => c >= 1 && c <= 2),
+      },
     ];
     return figures;
   } finally {

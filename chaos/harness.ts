@@ -61,7 +61,10 @@ export const CHAOS_WINDOWS = {
 };
 
 /** sunset's config for a fleet, with the roster wrapped so that every roster call is counted. */
-export function chaosConfig(fleet: TestFleet, o: { host: string; redisUrl?: string; redisCluster?: string[]; windows?: Record<string, unknown>; extra?: Record<string, unknown> }): Record<string, any> {
+export function chaosConfig(
+  fleet: TestFleet,
+  o: { host: string; redisUrl?: string; redisCluster?: string[]; windows?: Record<string, unknown>; extra?: Record<string, unknown> },
+): Record<string, any> {
   return fleet.config({
     host: o.host,
     ...(o.redisUrl ? { redisUrl: o.redisUrl } : {}),
@@ -72,7 +75,10 @@ export function chaosConfig(fleet: TestFleet, o: { host: string; redisUrl?: stri
     windows: { ...CHAOS_WINDOWS, ...(o.windows ?? {}) },
     log: { level: process.env.CHAOS_VERBOSE ? 'debug' : 'info' },
     ...(o.extra ?? {}),
-    fleet: { rosterCommand: ['sh', '-c', 'echo >> "$0"; exec "$1" agents --json --all', rosterCountFile(fleet), fleet.claudeBin], ...((o.extra?.fleet as object) ?? {}) },
+    fleet: {
+      rosterCommand: ['sh', '-c', 'echo >> "$0"; exec "$1" agents --json --all', rosterCountFile(fleet), fleet.claudeBin],
+      ...((o.extra?.fleet as object) ?? {}),
+    },
   });
 }
 
@@ -101,12 +107,17 @@ export class SunsetProc {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private buf = '';
 
-  constructor(cfgFile: string, o: { roles?: string[]; cwd?: string; args?: string[] } = {}) {
+  constructor(cfgFile: string, o: { roles?: string[]; cwd?: string; args?: string[]; env?: NodeJS.ProcessEnv } = {}) {
     const roles = (o.roles ?? ['producers', 'workers']).flatMap((r) => ['--role', r]);
     const env = { ...process.env };
     delete env.REDIS_URL; // the config names this run's Redis
     delete env.SUNSET_CONFIG;
-    this.child = spawn(process.execPath, [CLI, 'up', ...roles, '--config', cfgFile, ...(o.args ?? [])], { cwd: o.cwd, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    Object.assign(env, o.env);
+    this.child = spawn(process.execPath, [CLI, 'up', ...roles, '--config', cfgFile, ...(o.args ?? [])], {
+      cwd: o.cwd,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     this.exited = new Promise((r) => this.child.once('exit', (code, signal) => r({ code, signal })));
     this.child.stderr!.setEncoding('utf8');
     this.child.stderr!.on('data', (d: string) => {
@@ -201,7 +212,8 @@ export class TaskMonitor {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     this.poll();
-    for (const [name, h] of this.bytes) if (hash(join(this.dir, name)) !== h) this.problems.push(`${name}: an invalid task file's bytes changed`);
+    for (const [name, h] of this.bytes)
+      if (hash(join(this.dir, name)) !== h) this.problems.push(`${name}: an invalid task file's bytes changed`);
     this.bytes.clear();
     return this.problems;
   }
@@ -223,15 +235,20 @@ export class TaskMonitor {
         for (const [k, v] of Object.entries(prev)) {
           if (!Object.hasOwn(now, k)) this.problems.push(`${id}: field ${k} lost`);
           else if (LATCHED.includes(k) || this.foreign.has(k)) continue;
-          else if (!isDeepStrictEqual(now[k], v)) this.problems.push(`${id}: field ${k} changed from ${JSON.stringify(v)} to ${JSON.stringify(now[k])}`);
+          else if (!isDeepStrictEqual(now[k], v))
+            this.problems.push(`${id}: field ${k} changed from ${JSON.stringify(v)} to ${JSON.stringify(now[k])}`);
         }
-        for (const k of SET_ONCE) if (prev[k] !== undefined && now[k] !== undefined && now[k] !== prev[k]) this.problems.push(`${id}: latch ${k} moved from ${prev[k]} to ${now[k]}`);
+        for (const k of SET_ONCE)
+          if (prev[k] !== undefined && now[k] !== undefined && now[k] !== prev[k])
+            this.problems.push(`${id}: latch ${k} moved from ${prev[k]} to ${now[k]}`);
         const before = Number(prev.exitRequests ?? 0);
         const after = Number(now.exitRequests ?? 0);
         if (after < before) this.problems.push(`${id}: exitRequests went back from ${before} to ${after}`);
         if (after > 3) this.problems.push(`${id}: exitRequests is ${after}`);
-        if (after === before && prev.exitRequestedAt !== undefined && now.exitRequestedAt !== prev.exitRequestedAt) this.problems.push(`${id}: exitRequestedAt moved without a request`);
-        if (typeof now.counter === 'number' && typeof prev.counter === 'number' && now.counter < prev.counter) this.problems.push(`${id}: the other writer's counter went back`);
+        if (after === before && prev.exitRequestedAt !== undefined && now.exitRequestedAt !== prev.exitRequestedAt)
+          this.problems.push(`${id}: exitRequestedAt moved without a request`);
+        if (typeof now.counter === 'number' && typeof prev.counter === 'number' && now.counter < prev.counter)
+          this.problems.push(`${id}: the other writer's counter went back`);
         this.seen.set(id, now);
       }
     } finally {
@@ -277,7 +294,18 @@ export interface Measure {
   notes: string[];
 }
 
-export const emptyMeasure = (): Measure => ({ exited: 0, askedTwice: 0, over3: 0, alarmsTwice: 0, fieldsLost: 0, signals: 0, spared: 0, toSpare: 0, unfinished: 0, notes: [] });
+export const emptyMeasure = (): Measure => ({
+  exited: 0,
+  askedTwice: 0,
+  over3: 0,
+  alarmsTwice: 0,
+  fieldsLost: 0,
+  signals: 0,
+  spared: 0,
+  toSpare: 0,
+  unfinished: 0,
+  notes: [],
+});
 
 export function addMeasure(a: Measure, b: Measure): Measure {
   return {
@@ -322,7 +350,7 @@ function readJson(file: string): Record<string, any> | null {
 }
 
 /** Everything the table counts, read from the fleet's registry, sunset's stateDir and the task files. */
-export function observe(fleet: TestFleet, subjects: Subject[]) {
+export function observe(fleet: TestFleet, _subjects: Subject[]) {
   const reg = fleet.registryDir;
   const state = fleet.stateDir;
   const requests = jsonLines(join(reg, 'requests.jsonl'));
@@ -342,7 +370,8 @@ export function observe(fleet: TestFleet, subjects: Subject[]) {
     return safeList(join(fleet.inboxDir, sessionId)).filter((n) => n.startsWith('sunset-exit-ask-')).length;
   };
   const task = (id: string | null) => (id ? readJson(join(fleet.tasksDir, `${id}.json`)) : null);
-  const alarmsFor = (s: Subject) => alarms.filter((a) => (s.taskId && a.taskId === s.taskId) || (!a.taskId && a.sessionId === s.sessionId)).length;
+  const alarmsFor = (s: Subject) =>
+    alarms.filter((a) => (s.taskId && a.taskId === s.taskId) || (!a.taskId && a.sessionId === s.sessionId)).length;
   return { requests, endedFiles, audit, alarms, exits, requestsOf, endedOf, asksOf, callsOf, askFilesOf, task, alarmsFor };
 }
 
@@ -357,34 +386,61 @@ export function finished(fleet: TestFleet, subjects: Subject[]): boolean {
 }
 
 /** The table's row for one run. */
-export function measure(fleet: TestFleet, subjects: Subject[], monitorProblems: string[], extra: { fieldsLost?: number; notes?: string[] } = {}): Measure {
+export function measure(
+  fleet: TestFleet,
+  subjects: Subject[],
+  monitorProblems: string[],
+  extra: { fieldsLost?: number; notes?: string[] } = {},
+): Measure {
   const o = observe(fleet, subjects);
   const m = emptyMeasure();
   m.exited = o.endedFiles.length;
   m.notes.push(...(extra.notes ?? []));
   // asked twice: more than one "ask" decision for a task, or more than one ask file for one task
   const taskIds = new Set(o.audit.filter((e) => e.event === 'exit:asked').map((e) => String(e.taskId)));
-  for (const t of taskIds) if (o.asksOf(t) > 1) (m.askedTwice++, m.notes.push(`task ${t} asked ${o.asksOf(t)} times`));
+  for (const t of taskIds)
+    if (o.asksOf(t) > 1) {
+      m.askedTwice++;
+      m.notes.push(`task ${t} asked ${o.asksOf(t)} times`);
+    }
   // the ask file is written again only by a replay of the same ask (crash before its latch), with the time
   // then latched; an ask file newer than exitAskedAt is a second message
   for (const s of subjects) {
     if (!s.taskId || !s.sessionId || s.sessionId.includes('/') || s.sessionId === '..') continue;
     const file = readJson(join(fleet.inboxDir, s.sessionId, `sunset-exit-ask-${s.taskId}.json`));
     const askedAt = o.task(s.taskId)?.exitAskedAt;
-    if (file && askedAt && file.at !== askedAt) (m.askedTwice++, m.notes.push(`task ${s.taskId}: ask file written at ${file.at}, asked at ${askedAt}`));
+    if (file && askedAt && file.at !== askedAt) {
+      m.askedTwice++;
+      m.notes.push(`task ${s.taskId}: ask file written at ${file.at}, asked at ${askedAt}`);
+    }
   }
   // over 3 requests: received by an agent, latched on a task, or called by the exit worker
   const ids = new Set(o.requests.map((r) => String(r.id)));
-  for (const id of ids) if (o.requestsOf(id) > 3) (m.over3++, m.notes.push(`session ${id} received ${o.requestsOf(id)} exit requests`));
+  for (const id of ids)
+    if (o.requestsOf(id) > 3) {
+      m.over3++;
+      m.notes.push(`session ${id} received ${o.requestsOf(id)} exit requests`);
+    }
   for (const s of subjects) {
     const t = o.task(s.taskId);
-    if (t && Number(t.exitRequests ?? 0) > 3) (m.over3++, m.notes.push(`task ${s.taskId} has exitRequests ${t.exitRequests}`));
-    if (o.callsOf(s.sessionId) > 3) (m.over3++, m.notes.push(`session ${s.id}: ${o.callsOf(s.sessionId)} exit calls`));
+    if (t && Number(t.exitRequests ?? 0) > 3) {
+      m.over3++;
+      m.notes.push(`task ${s.taskId} has exitRequests ${t.exitRequests}`);
+    }
+    if (o.callsOf(s.sessionId) > 3) {
+      m.over3++;
+      m.notes.push(`session ${s.id}: ${o.callsOf(s.sessionId)} exit calls`);
+    }
   }
   // alarms twice: one kind and key, or one task, alarmed more than once
   const byKey = new Map<string, number>();
-  for (const a of o.alarms) for (const k of [`${a.kind}|${a.key}`, ...(a.taskId ? [`${a.kind}|task|${a.taskId}`] : [])]) byKey.set(k, (byKey.get(k) ?? 0) + 1);
-  for (const [k, n] of byKey) if (n > 1) (m.alarmsTwice++, m.notes.push(`alarm ${k} raised ${n} times`));
+  for (const a of o.alarms)
+    for (const k of [`${a.kind}|${a.key}`, ...(a.taskId ? [`${a.kind}|task|${a.taskId}`] : [])]) byKey.set(k, (byKey.get(k) ?? 0) + 1);
+  for (const [k, n] of byKey)
+    if (n > 1) {
+      m.alarmsTwice++;
+      m.notes.push(`alarm ${k} raised ${n} times`);
+    }
   m.fieldsLost = monitorProblems.length + (extra.fieldsLost ?? 0);
   m.notes.push(...monitorProblems.slice(0, 5));
   m.signals = fleet.signals().length;
@@ -397,16 +453,25 @@ export function measure(fleet: TestFleet, subjects: Subject[], monitorProblems: 
       const asked = o.askFilesOf(s.sessionId) > 0 || (s.taskId ? o.asksOf(s.taskId) > 0 : false);
       const ok = alive && got === 0 && o.endedOf(s.id) === 0 && !asked && o.callsOf(s.sessionId) === 0 && o.alarmsFor(s) === 0;
       if (ok) m.spared++;
-      else m.notes.push(`${s.id} (${s.expect}) was not spared: alive ${alive}, requests ${got}, asked ${asked}, calls ${o.callsOf(s.sessionId)}, alarms ${o.alarmsFor(s)}`);
+      else
+        m.notes.push(
+          `${s.id} (${s.expect}) was not spared: alive ${alive}, requests ${got}, asked ${asked}, calls ${o.callsOf(s.sessionId)}, alarms ${o.alarmsFor(s)}`,
+        );
     } else if (s.expect === 'paused') {
       m.toSpare++;
       if (alive && got <= (s.maxRequests ?? 0) && o.alarmsFor(s) === 0) m.spared++;
       else m.notes.push(`${s.id} (paused at ${s.maxRequests} requests) went on: alive ${alive}, requests ${got}, alarms ${o.alarmsFor(s)}`);
     } else if (s.expect === 'exit') {
-      if (!(o.endedOf(s.id) > 0 && (!s.taskId || o.task(s.taskId)?.exitedAt))) (m.unfinished++, m.notes.push(`${s.id} did not exit (requests ${got})`));
+      if (!(o.endedOf(s.id) > 0 && (!s.taskId || o.task(s.taskId)?.exitedAt))) {
+        m.unfinished++;
+        m.notes.push(`${s.id} did not exit (requests ${got})`);
+      }
     } else if (s.expect === 'give-up') {
       const t = o.task(s.taskId);
-      if (!t?.exitGaveUpAt || o.alarmsFor(s) !== 1 || !alive) (m.unfinished++, m.notes.push(`${s.id} did not end in one give-up alarm (gaveUp ${t?.exitGaveUpAt}, alarms ${o.alarmsFor(s)}, alive ${alive})`));
+      if (!t?.exitGaveUpAt || o.alarmsFor(s) !== 1 || !alive) {
+        m.unfinished++;
+        m.notes.push(`${s.id} did not end in one give-up alarm (gaveUp ${t?.exitGaveUpAt}, alarms ${o.alarmsFor(s)}, alive ${alive})`);
+      }
     }
   }
   return m;

@@ -32,7 +32,15 @@ export async function freeRedisPort(taken: Set<number> = new Set()): Promise<num
 
 /** One command on a fresh connection that gives up at once: null when nothing answers. */
 export async function redisCall(port: number, ...args: string[]): Promise<unknown> {
-  const c = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 2000, enableOfflineQueue: false });
+  const c = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    connectTimeout: 2000,
+    enableOfflineQueue: false,
+  });
   c.on('error', () => undefined);
   try {
     await c.connect();
@@ -108,14 +116,23 @@ function newRedisServer(port: number, extraArgs: string[] = []): RedisServer {
     running: () => proc !== null && proc.exitCode === null && proc.signalCode === null,
     async start() {
       if (self.running()) return;
-      const p = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs], { stdio: 'ignore' });
+      const p = spawn(
+        'redis-server',
+        ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
+        { stdio: 'ignore' },
+      );
       proc = p;
       // ours only when the server answering on the port is this process: another test's redis-server may
       // have taken the port since it was found free (then this one exits, failing to bind)
-      await until(`redis-server on ${port}`, async () => {
-        if (p.exitCode !== null || p.signalCode !== null) throw new Error(`redis-server on ${port} exited (${p.exitCode ?? p.signalCode}): the port was taken`);
-        return (await serverPid(port)) === p.pid;
-      }, 15_000);
+      await until(
+        `redis-server on ${port}`,
+        async () => {
+          if (p.exitCode !== null || p.signalCode !== null)
+            throw new Error(`redis-server on ${port} exited (${p.exitCode ?? p.signalCode}): the port was taken`);
+          return (await serverPid(port)) === p.pid;
+        },
+        15_000,
+      );
     },
     async stop() {
       const p = proc;
@@ -163,20 +180,53 @@ export async function redisCluster(n = 3): Promise<RedisCluster> {
       procs.push(
         spawn(
           'redis-server',
-          ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', `dump-${port}.rdb`, '--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${port}.conf`, '--cluster-node-timeout', '2000'],
+          [
+            '--port',
+            String(port),
+            '--bind',
+            '127.0.0.1',
+            '--save',
+            '',
+            '--appendonly',
+            'no',
+            '--dir',
+            dir,
+            '--dbfilename',
+            `dump-${port}.rdb`,
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            `nodes-${port}.conf`,
+            '--cluster-node-timeout',
+            '2000',
+          ],
           { stdio: 'ignore' },
         ),
       );
     }
     for (const [i, port] of ports.entries()) {
-      await until(`cluster node ${port}`, async () => {
-        if (procs[i].exitCode !== null || procs[i].signalCode !== null) throw new Error(`cluster node on ${port} exited (${procs[i].exitCode ?? procs[i].signalCode}): the port was taken`);
-        return (await serverPid(port)) === procs[i].pid;
-      }, 15_000);
+      await until(
+        `cluster node ${port}`,
+        async () => {
+          if (procs[i].exitCode !== null || procs[i].signalCode !== null)
+            throw new Error(`cluster node on ${port} exited (${procs[i].exitCode ?? procs[i].signalCode}): the port was taken`);
+          return (await serverPid(port)) === procs[i].pid;
+        },
+        15_000,
+      );
     }
-    const r = spawnSync('redis-cli', ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'], { encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(
+      'redis-cli',
+      ['--cluster', 'create', ...ports.map((p) => `127.0.0.1:${p}`), '--cluster-replicas', '0', '--cluster-yes'],
+      { encoding: 'utf8', timeout: 60_000 },
+    );
     if (r.status !== 0) throw new Error(`redis-cli --cluster create failed (${r.status}): ${r.stdout}\n${r.stderr}`);
-    for (const port of ports) await until(`cluster_state:ok on ${port}`, async () => /cluster_state:ok/.test(String(await redisCall(port, 'CLUSTER', 'INFO'))), 30_000);
+    for (const port of ports)
+      await until(
+        `cluster_state:ok on ${port}`,
+        async () => /cluster_state:ok/.test(String(await redisCall(port, 'CLUSTER', 'INFO'))),
+        30_000,
+      );
   } catch (err) {
     await destroy();
     throw err;

@@ -44,7 +44,10 @@ export async function runChaos(o: ChaosOptions = {}): Promise<ChaosRow[]> {
   const log = o.log ?? (() => undefined);
   const base = o.seed ?? Math.floor(Math.random() * 2 ** 31);
   const chosen = SCENARIOS.filter((s) => (o.only?.length ? o.only.includes(s.key) : !o.short || s.runs.short > 0));
-  if (o.only?.length) for (const k of o.only) if (!SCENARIOS.some((s) => s.key === k)) throw new Error(`chaos: no fault "${k}"; the faults are: ${SCENARIOS.map((s) => s.key).join(', ')}`);
+  if (o.only?.length)
+    for (const k of o.only)
+      if (!SCENARIOS.some((s) => s.key === k))
+        throw new Error(`chaos: no fault "${k}"; the faults are: ${SCENARIOS.map((s) => s.key).join(', ')}`);
   const rows: ChaosRow[] = chosen.map((s) => ({ key: s.key, fault: s.fault, runs: 0, m: emptyMeasure(), ms: 0, seeds: [] }));
   const work: Array<{ s: Scenario; row: ChaosRow; seed: number; i: number; n: number }> = [];
   chosen.forEach((s, ri) => {
@@ -75,7 +78,9 @@ export async function runChaos(o: ChaosOptions = {}): Promise<ChaosRow[]> {
       w.row.ms += ms;
       w.row.seeds.push(w.seed);
       const bad = failing(m);
-      log(`${label}: ${(ms / 1000).toFixed(1)} s, ${m.exited} exited, spared ${m.spared}/${m.toSpare}${bad.length ? ` — ${bad.join(', ')}` : ''}`);
+      log(
+        `${label}: ${(ms / 1000).toFixed(1)} s, ${m.exited} exited, spared ${m.spared}/${m.toSpare}${bad.length ? ` — ${bad.join(', ')}` : ''}`,
+      );
       for (const note of m.notes) if (bad.length || process.env.CHAOS_VERBOSE) log(`    ${note}`);
     }
   };
@@ -96,7 +101,9 @@ export async function runChaos(o: ChaosOptions = {}): Promise<ChaosRow[]> {
   const stuck = [...inFlight];
   const done = rows.reduce((n, r) => n + r.runs, 0);
   await cleanupAll();
-  throw new Error(`chaos: not done after ${Math.round(o.deadlineMs / 1000)} s: ${done} of ${work.length} runs finished; torn down: ${stuck.join('; ') || 'none'}; never started: ${work.length - done - stuck.length}`);
+  throw new Error(
+    `chaos: not done after ${Math.round(o.deadlineMs / 1000)} s: ${done} of ${work.length} runs finished; torn down: ${stuck.join('; ') || 'none'}; never started: ${work.length - done - stuck.length}`,
+  );
 }
 
 /** The columns that must be 0 and are not (and an at-risk session not spared). */
@@ -113,7 +120,19 @@ export function failing(m: Measure): string[] {
 }
 
 export function formatTable(rows: ChaosRow[]): string {
-  const head = ['fault', 'runs', 'sessions exited', 'asked twice', 'over 3 requests', 'alarms twice', 'fields lost', 'signals received', 'at-risk spared', 'other problems', 'run time'];
+  const head = [
+    'fault',
+    'runs',
+    'sessions exited',
+    'asked twice',
+    'over 3 requests',
+    'alarms twice',
+    'fields lost',
+    'signals received',
+    'at-risk spared',
+    'other problems',
+    'run time',
+  ];
   const body = rows.map((r) => [
     r.fault,
     String(r.runs),
@@ -129,7 +148,11 @@ export function formatTable(rows: ChaosRow[]): string {
   ]);
   const width = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i].length)));
   const line = (cells: string[]) => `| ${cells.map((c, i) => (i === 0 ? c.padEnd(width[i]) : c.padStart(width[i]))).join(' | ')} |`;
-  return [line(head), `|${width.map((w, i) => (i === 0 ? ':' + '-'.repeat(w + 1) : '-'.repeat(w + 1) + ':')).join('|')}|`, ...body.map(line)].join('\n');
+  return [
+    line(head),
+    `|${width.map((w, i) => (i === 0 ? `:${'-'.repeat(w + 1)}` : `${'-'.repeat(w + 1)}:`)).join('|')}|`,
+    ...body.map(line),
+  ].join('\n');
 }
 
 /** Runs at once, and the deadline in seconds, when neither a flag nor the environment sets them. */
@@ -140,13 +163,15 @@ export class ChaosUsageError extends Error {}
 
 function wholeNumber(text: string, what: string, min: number): number {
   const n = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min) throw new ChaosUsageError(`chaos: ${what} takes a whole number${min > 0 ? ` of at least ${min}` : ''}, not ${JSON.stringify(text)}`);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isSafeInteger(n) || n < min)
+    throw new ChaosUsageError(`chaos: ${what} takes a whole number${min > 0 ? ` of at least ${min}` : ''}, not ${JSON.stringify(text)}`);
   return n;
 }
 
 function seconds(text: string, what: string): number {
   const n = Number(text);
-  if (!text.trim() || !Number.isFinite(n) || n <= 0) throw new ChaosUsageError(`chaos: ${what} takes a number of seconds above 0, not ${JSON.stringify(text)}`);
+  if (!text.trim() || !Number.isFinite(n) || n <= 0)
+    throw new ChaosUsageError(`chaos: ${what} takes a number of seconds above 0, not ${JSON.stringify(text)}`);
   return n;
 }
 
@@ -193,11 +218,17 @@ export function parseChaosArgs(argv: string[]): ChaosArgs {
     };
     if (a === '--short') o.short = true;
     else if (a === '--only') {
-      const keys = val().split(',').map((k) => k.trim()).filter(Boolean);
+      const keys = val()
+        .split(',')
+        .map((k) => k.trim())
+        .filter(Boolean);
       const valid = SCENARIOS.map((s) => s.key);
       const unknown = keys.filter((k) => !valid.includes(k));
       if (!keys.length) throw new ChaosUsageError(`chaos: --only takes fault keys, comma-separated: ${valid.join(', ')}`);
-      if (unknown.length) throw new ChaosUsageError(`chaos: --only: no fault ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the faults are: ${valid.join(', ')}`);
+      if (unknown.length)
+        throw new ChaosUsageError(
+          `chaos: --only: no fault ${unknown.map((k) => JSON.stringify(k)).join(', ')}; the faults are: ${valid.join(', ')}`,
+        );
       o.only = [...new Set(keys)];
     } else if (a === '--runs') o.runs = wholeNumber(val(), '--runs', 1);
     else if (a === '--seed') o.seed = wholeNumber(val(), '--seed', 0);
@@ -233,10 +264,19 @@ export function chaosHelp(): string {
     ['asked twice', 'a task whose session was asked to leave more than once (two ask decisions, or an ask file rewritten). Must be 0.'],
     ['over 3 requests', 'a session that received, was latched with, or was called for more than 3 exit requests. Must be 0.'],
     ['alarms twice', 'one alarm (one kind and key, or one task) raised more than once. Must be 0.'],
-    ['fields lost', 'a task-file field sunset lost or changed that it must keep (its latches are set once; others are never dropped), an invalid task file whose bytes changed, or a write of the writer fault lost. Must be 0.'],
+    [
+      'fields lost',
+      'a task-file field sunset lost or changed that it must keep (its latches are set once; others are never dropped), an invalid task file whose bytes changed, or a write of the writer fault lost. Must be 0.',
+    ],
     ['signals received', 'signals a test session received: sunset never signals a session. Must be 0.'],
-    ['at-risk spared', 'spared/at risk: the sessions the fault put at risk (missing evidence, an outage window, an invalid task file, a lane awaiting a human, a hostile id) against those left wholly alone — alive, never asked, requested, exited or alarmed. Must be equal.'],
-    ['other problems', 'everything else that went wrong, each counted once: a session that should have exited did not, a stubborn one did not end in exactly one give-up alarm, a run did not finish in time (its own waits, up to 5 min), sunset up did not exit 0 on SIGTERM, a bad config not refused with exit 2 naming its key, a shell payload ran, a path escaped its folder. --verbose, or a failing run, prints what they were. Must be 0.'],
+    [
+      'at-risk spared',
+      'spared/at risk: the sessions the fault put at risk (missing evidence, an outage window, an invalid task file, a lane awaiting a human, a hostile id) against those left wholly alone — alive, never asked, requested, exited or alarmed. Must be equal.',
+    ],
+    [
+      'other problems',
+      'everything else that went wrong, each counted once: a session that should have exited did not, a stubborn one did not end in exactly one give-up alarm, a run did not finish in time (its own waits, up to 5 min), sunset up did not exit 0 on SIGTERM, a bad config not refused with exit 2 naming its key, a shell payload ran, a path escaped its folder. --verbose, or a failing run, prints what they were. Must be 0.',
+    ],
     ['run time', "the runs' own time, added up (with --jobs above 1 they overlap, so the column adds up to more than the wall time)."],
   ];
   const colW = Math.max(...columns.map(([c]) => c.length));
@@ -302,11 +342,23 @@ async function main() {
       void cleanupAll().finally(() => process.exit(130));
     });
   }
-  console.error(`chaos: seed ${seed}, ${jobs} at a time, deadline ${deadlineS} s; ${availableParallelism()} × ${cpus()[0]?.model?.trim() ?? 'cpu'}, Node ${process.version}`);
-  const rows = await runChaos({ short: o.short, only: o.only, runs: o.runs, jobs, seed, deadlineMs: deadlineS * 1000, log: (s) => console.error(s) });
+  console.error(
+    `chaos: seed ${seed}, ${jobs} at a time, deadline ${deadlineS} s; ${availableParallelism()} × ${cpus()[0]?.model?.trim() ?? 'cpu'}, Node ${process.version}`,
+  );
+  const rows = await runChaos({
+    short: o.short,
+    only: o.only,
+    runs: o.runs,
+    jobs,
+    seed,
+    deadlineMs: deadlineS * 1000,
+    log: (s) => console.error(s),
+  });
   console.log(formatTable(rows));
   const bad = rows.filter((r) => failing(r.m).length);
-  console.log(`\n${rows.reduce((n, r) => n + r.runs, 0)} runs in ${Math.round((Date.now() - started) / 1000)} s, seed ${seed}. ${bad.length ? `FAIL: ${bad.map((r) => `${r.key} (${failing(r.m).join(', ')})`).join('; ')} — replay with CHAOS_SEED=${seed} (or --seed ${seed}) and the same --short/--runs` : 'Every column that must be 0 is 0, and every session at risk was spared.'}`);
+  console.log(
+    `\n${rows.reduce((n, r) => n + r.runs, 0)} runs in ${Math.round((Date.now() - started) / 1000)} s, seed ${seed}. ${bad.length ? `FAIL: ${bad.map((r) => `${r.key} (${failing(r.m).join(', ')})`).join('; ')} — replay with CHAOS_SEED=${seed} (or --seed ${seed}) and the same --short/--runs` : 'Every column that must be 0 is 0, and every session at risk was spared.'}`,
+  );
   process.exitCode = bad.length ? 1 : 0;
 }
 

@@ -86,7 +86,7 @@ export async function cleanupAll(): Promise<void> {
   await Promise.allSettled([...live].map((f) => f()));
 }
 
-async function frame(ctx: RunContext, o: FrameOptions, body: (env: Env) => Promise<void>): Promise<Measure> {
+async function frame(_ctx: RunContext, o: FrameOptions, body: (env: Env) => Promise<void>): Promise<Measure> {
   const t0 = Date.now();
   const fleet = await TestFleet.create();
   let redis: RedisServer;
@@ -177,9 +177,15 @@ async function frame(ctx: RunContext, o: FrameOptions, body: (env: Env) => Promi
     const rel = (iso: unknown) => (typeof iso === 'string' ? `${((Date.parse(iso) - t0) / 1000).toFixed(1)}` : '-');
     for (const s of env.subjects.filter((x) => x.taskId)) {
       const t = readTask(fleet, s.taskId!);
-      m.notes.push(`${s.taskId}: released ${rel(t.releasedAt)} asked ${rel(t.exitAskedAt)} requested(${t.exitRequests ?? 0}) ${rel(t.exitRequestedAt)} exited ${rel(t.exitedAt)} gaveUp ${rel(t.exitGaveUpAt)}`);
+      m.notes.push(
+        `${s.taskId}: released ${rel(t.releasedAt)} asked ${rel(t.exitAskedAt)} requested(${t.exitRequests ?? 0}) ${rel(t.exitRequestedAt)} exited ${rel(t.exitedAt)} gaveUp ${rel(t.exitGaveUpAt)}`,
+      );
     }
-    const failedJobs = procs.flatMap((p) => p.events.filter((e) => e.event === 'job:failed' || e.event === 'redis:error').map((e) => `${e.event} ${e.queue ?? ''} ${e.jobId ?? ''} ${e.error ?? ''}`));
+    const failedJobs = procs.flatMap((p) =>
+      p.events
+        .filter((e) => e.event === 'job:failed' || e.event === 'redis:error')
+        .map((e) => `${e.event} ${e.queue ?? ''} ${e.jobId ?? ''} ${e.error ?? ''}`),
+    );
     m.notes.push(`${failedJobs.length} failed job attempts / Redis errors: ${failedJobs.slice(0, 6).join(' | ')}`);
   }
   if (m.unfinished || m.askedTwice || m.over3 || m.alarmsTwice || m.fieldsLost || m.signals) {
@@ -240,12 +246,24 @@ const readTask = (fleet: TestFleet, id: string): Record<string, any> => {
   }
 };
 
-const released = (env: Env) => env.subjects.filter((s) => s.expect === 'exit' || s.expect === 'give-up').every((s) => readTask(env.fleet, s.taskId!).releasedAt);
+const released = (env: Env) =>
+  env.subjects.filter((s) => s.expect === 'exit' || s.expect === 'give-up').every((s) => readTask(env.fleet, s.taskId!).releasedAt);
 
 /** What has been done to each subject so far: compared before and after a fault window. */
 function acts(env: Env): Map<string, string> {
   const o = observe(env.fleet, env.subjects);
-  return new Map(env.subjects.map((s) => [s.id, JSON.stringify([o.requestsOf(s.id), o.askFilesOf(s.sessionId), s.taskId ? o.asksOf(s.taskId) : 0, o.callsOf(s.sessionId), o.endedOf(s.id)])]));
+  return new Map(
+    env.subjects.map((s) => [
+      s.id,
+      JSON.stringify([
+        o.requestsOf(s.id),
+        o.askFilesOf(s.sessionId),
+        s.taskId ? o.asksOf(s.taskId) : 0,
+        o.callsOf(s.sessionId),
+        o.endedOf(s.id),
+      ]),
+    ]),
+  );
 }
 
 /** Sessions alive through a fault window that nothing acted on, against those at risk. */
@@ -263,16 +281,40 @@ async function rawAgent(fleet: TestFleet, id: string, sessionId: string): Promis
   const cwd = join(fleet.root, 'work', `raw-${randomBytes(3).toString('hex')}`);
   mkdirSync(cwd, { recursive: true });
   const transcript = join(fleet.projectsDir, slugOf(cwd), `${sessionId}.jsonl`);
-  const child = spawn(process.execPath, [agentScript(), '--registry', fleet.registryDir, '--id', id, '--session-id', sessionId, '--kind', 'background', '--mode', 'idle', '--cwd', cwd, '--transcript', transcript], { detached: true, stdio: 'ignore', cwd });
+  const child = spawn(
+    process.execPath,
+    [
+      agentScript(),
+      '--registry',
+      fleet.registryDir,
+      '--id',
+      id,
+      '--session-id',
+      sessionId,
+      '--kind',
+      'background',
+      '--mode',
+      'idle',
+      '--cwd',
+      cwd,
+      '--transcript',
+      transcript,
+    ],
+    { detached: true, stdio: 'ignore', cwd },
+  );
   child.unref();
   const row = join(fleet.registryDir, 'agents', `${id}.json`);
-  await until(`raw agent ${JSON.stringify(id)} registered`, () => {
-    try {
-      return JSON.parse(readFileSync(row, 'utf8')).pid === child.pid;
-    } catch {
-      return false;
-    }
-  }, 20_000);
+  await until(
+    `raw agent ${JSON.stringify(id)} registered`,
+    () => {
+      try {
+        return JSON.parse(readFileSync(row, 'utf8')).pid === child.pid;
+      } catch {
+        return false;
+      }
+    },
+    20_000,
+  );
   const t = new Date(Date.now() - H);
   utimesSync(transcript, t, t);
   return { id, sessionId, pid: child.pid!, taskId: null, expect: 'exit' };
@@ -339,7 +381,8 @@ const rosterRun = (fault: 'fail' | 'hang' | 'garbage') => (ctx: RunContext) =>
     env.start();
     await until('every finished task released', () => released(env), FINISH_MS);
     // 1. across the end of the grace window: nothing may be asked, requested or exited
-    const graceEnd = Math.max(...env.subjects.filter((s) => s.taskId).map((s) => Date.parse(readTask(env.fleet, s.taskId!).releasedAt ?? '') || 0)) + 3000;
+    const graceEnd =
+      Math.max(...env.subjects.filter((s) => s.taskId).map((s) => Date.parse(readTask(env.fleet, s.taskId!).releasedAt ?? '') || 0)) + 3000;
     const before = acts(env);
     env.fleet.setRosterFault(fault);
     await sweeps(env.fleet, 3);
@@ -375,7 +418,11 @@ const tmuxRun = (ctx: RunContext) =>
     // the server's socket is gone (a tmp cleaner, a stray rm): sunset finds no server, its panes live on
     rmSync(sock, { force: true });
     await sweeps(fleet, 3);
-    await until('the grace window to end with tmux gone', () => env.subjects.every((s) => Date.now() > Date.parse(readTask(fleet, s.taskId!).releasedAt) + 4000), 60_000);
+    await until(
+      'the grace window to end with tmux gone',
+      () => env.subjects.every((s) => Date.now() > Date.parse(readTask(fleet, s.taskId!).releasedAt) + 4000),
+      60_000,
+    );
     await sweeps(fleet, 1);
     judgeWindow(env, before, panes, 'the tmux outage');
     process.kill(serverPid, 'SIGUSR1'); // the harness's own tmux server: recreate its socket (tmux(1))
@@ -440,7 +487,10 @@ const writerRun = (ctx: RunContext) =>
     env.task('rw-ord', a.sessionId, 'done', { counter: 0 });
     const b = await fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     env.task('rw-stub', b.sessionId, 'done', { counter: 0 });
-    env.subjects.push({ id: a.id, sessionId: a.sessionId, pid: a.pid, taskId: 'rw-ord', expect: 'exit' }, { id: b.id, sessionId: b.sessionId, pid: b.pid, taskId: 'rw-stub', expect: 'give-up' });
+    env.subjects.push(
+      { id: a.id, sessionId: a.sessionId, pid: a.pid, taskId: 'rw-ord', expect: 'exit' },
+      { id: b.id, sessionId: b.sessionId, pid: b.pid, taskId: 'rw-stub', expect: 'give-up' },
+    );
     const stop = join(fleet.root, 'writer-stop');
     const w = spawn(process.execPath, ['-e', WRITER, fleet.tasksDir, stop, 'rw-ord', 'rw-stub'], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
@@ -472,7 +522,9 @@ const invalidRun = (ctx: RunContext) =>
       env.subjects.push({ id: a.id, sessionId: a.sessionId, pid: a.pid, taskId: null, expect: 'spared' });
     };
     await bad('bad-malformed.json', (sid) => `{"id":"bad-malformed","state":"done","sessionId":"${sid}",`);
-    await bad('bad-typed.json', (sid) => JSON.stringify({ id: 'bad-typed', state: 'done', sessionId: sid, exitRequests: 'three', releasedAt: 12 }));
+    await bad('bad-typed.json', (sid) =>
+      JSON.stringify({ id: 'bad-typed', state: 'done', sessionId: sid, exitRequests: 'three', releasedAt: 12 }),
+    );
     await bad('bad-huge.json', (sid) => `{"id":"bad-huge","state":"done","sessionId":"${sid}","pad":"${'x'.repeat(20 * 1024 * 1024)}"}`);
     await bad('bad-binary.json', (sid) => Buffer.concat([randomBytes(4096), Buffer.from(`\u0000${sid}\u0000`), randomBytes(4096)]));
     await bad('bad-mismatch.json', (sid) => JSON.stringify({ id: 'someone-else', state: 'done', sessionId: sid }));
@@ -497,7 +549,20 @@ const hostileRun = (ctx: RunContext) =>
     ctx,
     // releaseCommand records the argv it gets: every placeholder must arrive as one literal word
     // (`--` first: a task id may start with "-", and a release command must not take it for an option)
-    { extra: { fleet: { releaseCommand: [process.execPath, '-e', `require('fs').appendFileSync(${JSON.stringify('RELEASE_LOG')}, JSON.stringify(process.argv.slice(1)) + '\\n')`, '--', '{taskId}', '{sessionId}'] } } },
+    {
+      extra: {
+        fleet: {
+          releaseCommand: [
+            process.execPath,
+            '-e',
+            `require('fs').appendFileSync(${JSON.stringify('RELEASE_LOG')}, JSON.stringify(process.argv.slice(1)) + '\\n')`,
+            '--',
+            '{taskId}',
+            '{sessionId}',
+          ],
+        },
+      },
+    },
     async (env) => {
       const { fleet } = env;
       // the release log path is only known now: patch it into the written config
@@ -510,9 +575,15 @@ const hostileRun = (ctx: RunContext) =>
       const legal: Array<{ subject: Subject; taskId: string }> = [];
       // shell metacharacters in a session id and a task id: carried literally, the session leaves normally
       const a = await fleet.spawnBackground({ transcriptAgeMs: H, sessionId: `s;$(touch ${pwn('s1')})|x&\`touch ${pwn('s1b')}\`` });
-      legal.push({ subject: { id: a.id, sessionId: a.sessionId, pid: a.pid, taskId: null, expect: 'exit' }, taskId: `t$(touch ${pwn('t1')})` });
+      legal.push({
+        subject: { id: a.id, sessionId: a.sessionId, pid: a.pid, taskId: null, expect: 'exit' },
+        taskId: `t$(touch ${pwn('t1')})`,
+      });
       // in a roster id (what `claude stop` takes) too
-      legal.push({ subject: await rawAgent(fleet, `i$(touch ${pwn('i2')});x`, `\`touch ${pwn('s2')}\``), taskId: `x; touch ${pwn('t2')} && echo` });
+      legal.push({
+        subject: await rawAgent(fleet, `i$(touch ${pwn('i2')});x`, `\`touch ${pwn('s2')}\``),
+        taskId: `x; touch ${pwn('t2')} && echo`,
+      });
       legal.push({ subject: await rawAgent(fleet, `a b'c"d&e>${pwn('i3')}`, `s3 "$HOME" *`), taskId: `-rf --no-preserve-root` });
       for (const { subject, taskId } of legal) {
         subject.taskId = taskId;
@@ -520,9 +591,9 @@ const hostileRun = (ctx: RunContext) =>
         env.subjects.push(subject);
       }
       // path traversal in a session id: its inbox and transcript cannot be resolved safely, so it is spared
-      const escape = `../../escape-${tag}`;
-      const t = await fleet.spawnBackground({ transcriptAgeMs: H, sessionId: escape });
-      env.task('traversal', escape);
+      const outside = `../../escape-${tag}`;
+      const t = await fleet.spawnBackground({ transcriptAgeMs: H, sessionId: outside });
+      env.task('traversal', outside);
       env.subjects.push({ id: t.id, sessionId: t.sessionId, pid: t.pid, taskId: 'traversal', expect: 'spared' });
       // task ids that are not file names: invalid, they protect the sessions they name
       for (const [name, id] of [
@@ -544,27 +615,50 @@ const hostileRun = (ctx: RunContext) =>
       env.start();
       await env.finish();
       // nothing ran a shell; nothing landed outside the fleet
-      const canaries = [...findFiles(fleet.root, 'pwned-'), ...findFiles(process.cwd(), 'pwned-', 1), ...findFiles('/tmp', `pwned-${tag}`, 1)];
+      const canaries = [
+        ...findFiles(fleet.root, 'pwned-'),
+        ...findFiles(process.cwd(), 'pwned-', 1),
+        ...findFiles('/tmp', `pwned-${tag}`, 1),
+      ];
       if (canaries.length) env.problems.push(`a shell ran a payload: ${canaries.join(', ')}`);
-      for (const p of [resolve(fleet.inboxDir, escape), resolve(fleet.stateDir, escape), resolve(fleet.tasksDir, escape)]) if (existsSync(p)) env.problems.push(`a path escaped its folder: ${p}`);
-      const argvs = readFileSync(releaseLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as string[]);
+      for (const p of [resolve(fleet.inboxDir, outside), resolve(fleet.stateDir, outside), resolve(fleet.tasksDir, outside)])
+        if (existsSync(p)) env.problems.push(`a path escaped its folder: ${p}`);
+      const argvs = readFileSync(releaseLog, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as string[]);
       for (const { subject, taskId } of legal) {
-        if (!argvs.some((v) => v.length === 2 && v[0] === taskId && v[1] === subject.sessionId)) env.problems.push(`releaseCommand did not get task ${JSON.stringify(taskId)} as literal words: ${JSON.stringify(argvs)}`);
+        if (!argvs.some((v) => v.length === 2 && v[0] === taskId && v[1] === subject.sessionId))
+          env.problems.push(`releaseCommand did not get task ${JSON.stringify(taskId)} as literal words: ${JSON.stringify(argvs)}`);
       }
       const optObs = observe(fleet, env.subjects);
-      env.notes.push(`option-like id: asked ${optObs.askFilesOf(opt.sessionId)}, exit calls refused ${optObs.exits.filter((e) => e.sessionId === opt.sessionId).length}, alarms ${optObs.alarmsFor(opt)}`);
+      env.notes.push(
+        `option-like id: asked ${optObs.askFilesOf(opt.sessionId)}, exit calls refused ${optObs.exits.filter((e) => e.sessionId === opt.sessionId).length}, alarms ${optObs.alarmsFor(opt)}`,
+      );
     },
   );
 
 /** Config files sunset must refuse (exit 2, naming the key) before it touches anything. */
 const BAD_CONFIGS: Array<{ what: string; text: (valid: Record<string, any>) => string | null; says: RegExp }> = [
-  { what: 'unknown key', text: (v) => JSON.stringify({ ...v, windows: { ...v.windows, gracee: '1m' } }), says: /unknown key "windows\.gracee"/ },
+  {
+    what: 'unknown key',
+    text: (v) => JSON.stringify({ ...v, windows: { ...v.windows, gracee: '1m' } }),
+    says: /unknown key "windows\.gracee"/,
+  },
   { what: 'bad duration', text: (v) => JSON.stringify({ ...v, windows: { ...v.windows, grace: 'soon' } }), says: /windows\.grace/ },
   { what: 'a fourth request', text: (v) => JSON.stringify({ ...v, maxExitRequests: 4 }), says: /maxExitRequests/ },
-  { what: 'a shell string for argv', text: (v) => JSON.stringify({ ...v, fleet: { ...v.fleet, rosterCommand: 'claude agents --json --all; rm -rf ~' } }), says: /fleet\.rosterCommand/ },
+  {
+    what: 'a shell string for argv',
+    text: (v) => JSON.stringify({ ...v, fleet: { ...v.fleet, rosterCommand: 'claude agents --json --all; rm -rf ~' } }),
+    says: /fleet\.rosterCommand/,
+  },
   { what: 'not JSON', text: () => '{ "host": "x", nope', says: /not valid JSON/ },
   { what: 'not an object', text: () => '[]', says: /one JSON object/ },
-  { what: 'cluster nodes as a string', text: (v) => JSON.stringify({ ...v, redisCluster: 'redis://127.0.0.1:7000' }), says: /redisCluster/ },
+  {
+    what: 'cluster nodes as a string',
+    text: (v) => JSON.stringify({ ...v, redisCluster: 'redis://127.0.0.1:7000' }),
+    says: /redisCluster/,
+  },
   { what: 'a host with a slash', text: (v) => JSON.stringify({ ...v, host: '../other host' }), says: /"host"/ },
   { what: 'zero exit rate', text: (v) => JSON.stringify({ ...v, exitRate: { max: 0, per: '1s' } }), says: /exitRate\.max/ },
   { what: 'a missing file', text: () => null, says: /cannot be read/ },
@@ -608,19 +702,104 @@ export const STANDARD_FLEET =
   'an ordinary and a stubborn background session, an interactive one (in a tmux pane) and a lane awaiting a human. Every chain must finish: the ordinary and the interactive session exit, the stubborn one ends in one give-up alarm, the lane is spared.';
 const STANDARD = 'The standard fleet';
 export const SCENARIOS: Scenario[] = [
-  { key: 'kill9', fault: 'kill -9 of sunset at random points', about: `${STANDARD}; sunset is killed with SIGKILL 1 to 3 times, each 0.15–4 s after a start, then started again.`, runs: { full: 20, short: 1 }, slow: true, run: killRun },
-  { key: 'flush', fault: 'Redis FLUSHALL mid-chain', about: `${STANDARD}; Redis is flushed (FLUSHALL) once or twice, 0.3–3.3 s into the run: the schedule is rebuilt from the task files.`, runs: { full: 3, short: 1 }, run: flushRun },
-  { key: 'absent', fault: 'Redis absent at start, then started', about: `${STANDARD}; sunset starts with no Redis listening. Until it reports Redis unreachable nothing may be acted on (every session is at risk); then Redis starts.`, runs: { full: 2, short: 1 }, run: absentRun },
-  { key: 'restart', fault: 'Redis restarted mid-chain', about: `${STANDARD}; Redis (no persistence: it comes back empty) is stopped and started again 0.3–3.3 s into the run.`, runs: { full: 3, short: 1 }, run: restartRun },
-  { key: 'roster-fail', fault: 'roster probe failing', about: `${STANDARD}; the roster command (claude agents) exits non-zero across the end of the grace window — nothing may be asked, requested or exited meanwhile (every session at risk) — and again right after the stubborn session's first exit request.`, runs: { full: 2, short: 1 }, run: rosterRun('fail') },
-  { key: 'roster-hang', fault: 'roster probe timing out', about: 'As roster-fail, but the roster command hangs past probeTimeout (5 s here). A slow run.', runs: { full: 2, short: 1 }, slow: true, run: rosterRun('hang') },
-  { key: 'roster-garbage', fault: 'roster probe printing garbage', about: 'As roster-fail, but the roster command prints what is not its JSON.', runs: { full: 2, short: 1 }, run: rosterRun('garbage') },
-  { key: 'tmux', fault: 'tmux server gone', about: "Two interactive sessions in tmux panes and a background one; once their tasks are released the tmux server's socket is removed (a tmp cleaner) through the end of the grace window: the panes must be spared (no /exit typed into them), then the socket comes back and every session exits.", runs: { full: 2, short: 1 }, run: tmuxRun },
-  { key: 'transcript', fault: 'a transcript deleted', about: "One session's transcript is deleted during the grace window (it must be spared: never asked), another's right after its first exit request (no further request, no give-up alarm); a control session exits.", runs: { full: 2, short: 1 }, run: transcriptRun },
-  { key: 'writer', fault: 'task file rewritten by another writer (tight loop)', about: "Another process rewrites two task files in a tight loop, cooperating as sunset does (the task's lock file, a temp file renamed): none of its writes and none of sunset's latches may be lost (fields lost); the sessions exit and give up as usual.", runs: { full: 2, short: 1 }, run: writerRun },
-  { key: 'invalid', fault: 'malformed, wrong-typed, 20 MB, non-JSON, id-mismatched task files', about: 'Task files that are malformed, wrong-typed, 20 MB, binary, id-mismatched or of the wrong shape, and a valid one that turns corrupt during its grace window: their sessions must be spared and their bytes left as they are; a control session exits.', runs: { full: 1, short: 1 }, run: invalidRun },
-  { key: 'hostile', fault: 'hostile session and task ids (shell, traversal)', about: 'Shell metacharacters in session, task and roster ids (carried as literal words: those sessions exit, no shell runs a payload, releaseCommand gets each id as one word); path traversal in a session id and in task ids, and an option-like id "-rf": spared, nothing written outside its folder.', runs: { full: 1, short: 1 }, run: hostileRun },
-  { key: 'bad-config', fault: 'a bad config', about: `${BAD_CONFIGS.length} bad config files at once (an unknown key, a bad duration, maxExitRequests 4, a shell string for an argv, not JSON, not an object, …, a missing file): \`sunset up\` must exit 2 naming the problem before it touches Redis, stateDir or the roster; the standard fleet, less its interactive session, is all at risk.`, runs: { full: 1, short: 1 }, run: badConfigRun },
+  {
+    key: 'kill9',
+    fault: 'kill -9 of sunset at random points',
+    about: `${STANDARD}; sunset is killed with SIGKILL 1 to 3 times, each 0.15–4 s after a start, then started again.`,
+    runs: { full: 20, short: 1 },
+    slow: true,
+    run: killRun,
+  },
+  {
+    key: 'flush',
+    fault: 'Redis FLUSHALL mid-chain',
+    about: `${STANDARD}; Redis is flushed (FLUSHALL) once or twice, 0.3–3.3 s into the run: the schedule is rebuilt from the task files.`,
+    runs: { full: 3, short: 1 },
+    run: flushRun,
+  },
+  {
+    key: 'absent',
+    fault: 'Redis absent at start, then started',
+    about: `${STANDARD}; sunset starts with no Redis listening. Until it reports Redis unreachable nothing may be acted on (every session is at risk); then Redis starts.`,
+    runs: { full: 2, short: 1 },
+    run: absentRun,
+  },
+  {
+    key: 'restart',
+    fault: 'Redis restarted mid-chain',
+    about: `${STANDARD}; Redis (no persistence: it comes back empty) is stopped and started again 0.3–3.3 s into the run.`,
+    runs: { full: 3, short: 1 },
+    run: restartRun,
+  },
+  {
+    key: 'roster-fail',
+    fault: 'roster probe failing',
+    about: `${STANDARD}; the roster command (claude agents) exits non-zero across the end of the grace window — nothing may be asked, requested or exited meanwhile (every session at risk) — and again right after the stubborn session's first exit request.`,
+    runs: { full: 2, short: 1 },
+    run: rosterRun('fail'),
+  },
+  {
+    key: 'roster-hang',
+    fault: 'roster probe timing out',
+    about: 'As roster-fail, but the roster command hangs past probeTimeout (5 s here). A slow run.',
+    runs: { full: 2, short: 1 },
+    slow: true,
+    run: rosterRun('hang'),
+  },
+  {
+    key: 'roster-garbage',
+    fault: 'roster probe printing garbage',
+    about: 'As roster-fail, but the roster command prints what is not its JSON.',
+    runs: { full: 2, short: 1 },
+    run: rosterRun('garbage'),
+  },
+  {
+    key: 'tmux',
+    fault: 'tmux server gone',
+    about:
+      "Two interactive sessions in tmux panes and a background one; once their tasks are released the tmux server's socket is removed (a tmp cleaner) through the end of the grace window: the panes must be spared (no /exit typed into them), then the socket comes back and every session exits.",
+    runs: { full: 2, short: 1 },
+    run: tmuxRun,
+  },
+  {
+    key: 'transcript',
+    fault: 'a transcript deleted',
+    about:
+      "One session's transcript is deleted during the grace window (it must be spared: never asked), another's right after its first exit request (no further request, no give-up alarm); a control session exits.",
+    runs: { full: 2, short: 1 },
+    run: transcriptRun,
+  },
+  {
+    key: 'writer',
+    fault: 'task file rewritten by another writer (tight loop)',
+    about:
+      "Another process rewrites two task files in a tight loop, cooperating as sunset does (the task's lock file, a temp file renamed): none of its writes and none of sunset's latches may be lost (fields lost); the sessions exit and give up as usual.",
+    runs: { full: 2, short: 1 },
+    run: writerRun,
+  },
+  {
+    key: 'invalid',
+    fault: 'malformed, wrong-typed, 20 MB, non-JSON, id-mismatched task files',
+    about:
+      'Task files that are malformed, wrong-typed, 20 MB, binary, id-mismatched or of the wrong shape, and a valid one that turns corrupt during its grace window: their sessions must be spared and their bytes left as they are; a control session exits.',
+    runs: { full: 1, short: 1 },
+    run: invalidRun,
+  },
+  {
+    key: 'hostile',
+    fault: 'hostile session and task ids (shell, traversal)',
+    about:
+      'Shell metacharacters in session, task and roster ids (carried as literal words: those sessions exit, no shell runs a payload, releaseCommand gets each id as one word); path traversal in a session id and in task ids, and an option-like id "-rf": spared, nothing written outside its folder.',
+    runs: { full: 1, short: 1 },
+    run: hostileRun,
+  },
+  {
+    key: 'bad-config',
+    fault: 'a bad config',
+    about: `${BAD_CONFIGS.length} bad config files at once (an unknown key, a bad duration, maxExitRequests 4, a shell string for an argv, not JSON, not an object, …, a missing file): \`sunset up\` must exit 2 naming the problem before it touches Redis, stateDir or the roster; the standard fleet, less its interactive session, is all at risk.`,
+    runs: { full: 1, short: 1 },
+    run: badConfigRun,
+  },
 ];
 
 export { emptyMeasure };

@@ -1,6 +1,6 @@
 // What every queue shares: the `{sunset}` prefix (a Redis Cluster hash tag), names that carry the host,
 // bounded retention, and a producer that validates job data with the queue's own zod schema before add().
-import { Queue, type ConnectionOptions, type Job, type JobsOptions } from 'bullmq/dist/cjs/classes/index.js';
+import { Job, Queue, type ConnectionOptions, type JobsOptions } from 'bullmq/dist/cjs/classes/index.js';
 import { z } from 'zod';
 import { QUEUE_PREFIX, queueName } from '../src/config.js';
 
@@ -24,18 +24,30 @@ export const EXIT_RETENTION: JobsOptions = {
   removeOnFail: { age: 30 * 86400, count: 2000 },
 };
 
-/** Whose chain a chain job carries: a task's (by its id), or a Claude Code job's (its short id and process start). */
+/**
+ * Whose chain a chain job carries: a task's (by its id), a Claude Code job's (its short id and process start), or
+ * one of a kind added later (src/pipeline/chain-kinds/): its kind, the key its facts are kept under, its session.
+ */
 export const jobRefSchema = z.object({ shortId: z.string().min(1), sessionId: z.string().min(1), start: z.string().min(1) });
 export type JobRef = z.infer<typeof jobRefSchema>;
-export const chainRefFields = { taskId: z.string().min(1).optional(), job: jobRefSchema.optional() };
-export function oneChain(d: { taskId?: string; job?: JobRef }, ctx: z.RefinementCtx) {
-  if (Boolean(d.taskId) === Boolean(d.job)) ctx.addIssue({ code: 'custom', message: 'a chain job names exactly one chain: a taskId or a job' });
+export const kindRefSchema = z.object({ kind: z.string().min(1), key: z.string().min(1), sessionId: z.string().min(1) });
+export type KindRef = z.infer<typeof kindRefSchema>;
+export const chainRefFields = { taskId: z.string().min(1).optional(), job: jobRefSchema.optional(), chain: kindRefSchema.optional() };
+/** What names a chain in a chain job's data. */
+export type ChainJobData = { taskId?: string; job?: JobRef; chain?: KindRef };
+export function oneChain(d: ChainJobData, ctx: z.RefinementCtx) {
+  if ([d.taskId, d.job, d.chain].filter(Boolean).length !== 1)
+    ctx.addIssue({ code: 'custom', message: 'a chain job names exactly one chain: a taskId, a job or a chain' });
 }
 
 /** BullMQ refuses ':' in custom job ids; ours use '/' and ids never hold it. */
 export function jobId(...parts: Array<string | number>): string {
   return parts.map((p) => String(p).replace(/[:/]/g, '_')).join('/');
 }
+
+/** BullMQ's error codes (its ErrorCode enum) for a job that is gone, and one not in the state a call expected. */
+const BULLMQ_JOB_NOT_EXIST = -1;
+const BULLMQ_JOB_NOT_IN_STATE = -3;
 
 /** The most adds sent to Redis in one go (one MULTI): a larger burst goes in several. */
 const MAX_BATCH = 500;
@@ -68,8 +80,10 @@ export class Producer<S extends z.ZodType> {
    * `dedupe`: while a job added under this key is waiting or working, an add under it returns that job instead (its id tells).
    * The adds of one turn of the event loop go to Redis together (addBulk: one round trip, not one each — a burst
    * of tasks turning terminal adds a thousand at once); each caller gets its own job, or the batch's error.
+   * `requeue`: a job under this id that has finished (completed or failed, still kept by the retention) goes back to
+   * the queue first (requeueFinished) — without it the add finds the id taken and adds nothing.
    */
-  add(id: string, data: z.input<S>, opts: { delay?: number; priority?: number; dedupe?: string } = {}): Promise<Job> {
+  add(id: string, data: z.input<S>, opts: { delay?: number; priority?: number; dedupe?: string; requeue?: boolean } = {}): Promise<Job> {
     let parsed: unknown;
     try {
       parsed = this.def.schema.parse(data);
@@ -81,6 +95,36 @@ export class Producer<S extends z.ZodType> {
     if (opts.delay && opts.delay > 0) jobOpts.delay = Math.ceil(opts.delay);
     if (opts.priority) jobOpts.priority = opts.priority;
     if (opts.dedupe) jobOpts.deduplication = { id: opts.dedupe };
+    if (!opts.requeue) return this.enqueue(parsed, jobOpts);
+    const p = this.requeueFinished(id).then(() => this.enqueue(parsed, jobOpts));
+    this.requeueing.add(p);
+    const done = () => this.requeueing.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
+  /**
+   * A finished job under this id (completed or failed) back to the queue, to run again now: BullMQ's own reprocess
+   * (Job.retry), one Lua call that moves the job to wait only if it is still in that finished set. Of two callers
+   * at once (two reconciles, reconcile and a worker), one moves it and the other finds it gone from the set and
+   * leaves it; a waiting, delayed or active job is never touched. It keeps its data (its id names it) and its
+   * priority, its attempts start again, and it is due now: a chain worker that takes a job before its step's time
+   * defers it to that time itself. A job removed meanwhile (its retention) is simply added again by the add after.
+   */
+  private async requeueFinished(id: string): Promise<void> {
+    const state = await this.queue.getJobState(id);
+    if (state !== 'completed' && state !== 'failed') return;
+    const job = await Job.fromId(this.queue, id);
+    try {
+      await job?.retry(state, { resetAttemptsMade: true, resetAttemptsStarted: true });
+    } catch (err) {
+      // not in that set any more (another caller moved it, or it was removed): what it is now is not ours to change
+      const code = (err as { code?: unknown }).code;
+      if (code !== BULLMQ_JOB_NOT_EXIST && code !== BULLMQ_JOB_NOT_IN_STATE) throw err;
+    }
+  }
+
+  private enqueue(parsed: unknown, jobOpts: JobsOptions): Promise<Job> {
     return new Promise<Job>((resolve, reject) => {
       this.pending.push({ data: parsed, opts: jobOpts, resolve, reject });
       // a job due later (an ask, due when the grace ends) waits a few ms for others: a burst's releases then
@@ -90,6 +134,7 @@ export class Producer<S extends z.ZodType> {
     });
   }
 
+  private readonly requeueing = new Set<Promise<unknown>>();
   private pending: Array<{ data: unknown; opts: JobsOptions; resolve: (j: Job) => void; reject: (e: unknown) => void }> = [];
   private soon: NodeJS.Immediate | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -107,11 +152,17 @@ export class Producer<S extends z.ZodType> {
       return;
     }
     this.queue.addBulk(batch.map((b) => ({ name: this.def.base, data: b.data, opts: b.opts }))).then(
-      (jobs) => batch.forEach((b, i) => b.resolve(jobs[i])),
-      (err) => batch.forEach((b) => b.reject(err)),
+      (jobs) => {
+        for (const [i, b] of batch.entries()) b.resolve(jobs[i]);
+      },
+      (err) => {
+        for (const b of batch) b.reject(err);
+      },
     );
   }
-  close() {
+  async close() {
+    // an add still looking for a finished job under its id goes with the others (its own error is its caller's)
+    await Promise.allSettled([...this.requeueing]);
     while (this.pending.length) this.flush(); // what was added is sent before the connection goes
     return this.queue.close();
   }

@@ -5,5 +5,9 @@ import type { QueueDef } from './common.js';
 
 export const reconcileSchema = z.object({}).passthrough();
 export type ReconcileJob = z.infer<typeof reconcileSchema>;
-export const reconcileQueue: QueueDef<typeof reconcileSchema> = { base: 'reconcile', schema: reconcileSchema, retention: { removeOnComplete: { count: 50 }, removeOnFail: { count: 50 } } };
+export const reconcileQueue: QueueDef<typeof reconcileSchema> = {
+  base: 'reconcile',
+  schema: reconcileSchema,
+  retention: { removeOnComplete: { count: 50 }, removeOnFail: { count: 50 } },
+};
 export const RECONCILE_SCHEDULER_ID = 'reconcile';

@@ -25,15 +25,22 @@ if (!missing.length) process.exit(0);
 const line = `apt-get install -y ${missing.join(' ')}`;
 const root = process.getuid?.() === 0;
 if (!root || !onPath('apt-get')) {
-  console.error(`sunset ${process.argv[2] === 'demo' ? 'demo needs' : 'tests need'} ${missing.join(', ')}: install ${missing.length === 1 ? 'it' : 'them'} with \`sudo ${line}\` (or your system's packages of the same names), then run npm test again`);
+  console.error(
+    `sunset ${process.argv[2] === 'demo' ? 'demo needs' : 'tests need'} ${missing.join(', ')}: install ${missing.length === 1 ? 'it' : 'them'} with \`sudo ${line}\` (or your system's packages of the same names), then run npm test again`,
+  );
   process.exit(1);
 }
 console.error(`sunset tests: installing ${missing.join(', ')} (${line})`);
 const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
 const update = spawnSync('apt-get', ['update', '-qq'], { stdio: ['ignore', 'ignore', 'inherit'], env });
-const install = update.status === 0 ? spawnSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: ['ignore', 'ignore', 'inherit'], env }) : update;
+const install =
+  update.status === 0
+    ? spawnSync('apt-get', ['install', '-y', '-qq', ...missing], { stdio: ['ignore', 'ignore', 'inherit'], env })
+    : update;
 const still = wanted.filter((n) => !n.has()).map((n) => n.pkg);
 if (install.status !== 0 || still.length) {
-  console.error(`sunset tests: could not install ${still.join(', ') || missing.join(', ')} (apt-get exited ${install.status}); install by hand: sudo ${line}`);
+  console.error(
+    `sunset tests: could not install ${still.join(', ') || missing.join(', ')} (apt-get exited ${install.status}); install by hand: sudo ${line}`,
+  );
   process.exit(1);
 }

@@ -1,6 +1,7 @@
 // A redis-server of sunset's own (the demo's, when none is reachable): started daemonized in a temp folder,
 // stopped with the SHUTDOWN command — no signal needed. A server is ours only when its working folder is the
 // temp folder we gave it: another server that took the port first is never used, and never shut down.
+// (`sunset up`'s own, on a unix socket in stateDir and kept between runs, is src/redis/.)
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -27,7 +28,26 @@ export async function freePortNear(start: number): Promise<number> {
 
 export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
   const dir = mkdtempSync(join(tmpdir(), 'sunset-redis-'));
-  const r = await run(['redis-server', '--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--daemonize', 'yes', '--logfile', join(dir, 'redis.log')], { timeoutMs: 10_000 });
+  const r = await run(
+    [
+      'redis-server',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      '--daemonize',
+      'yes',
+      '--logfile',
+      join(dir, 'redis.log'),
+    ],
+    { timeoutMs: 10_000 },
+  );
   if (!r.ok) throw new Error(`could not start redis-server (${r.error}); install it (apt-get install redis-server) or set REDIS_URL`);
   const url = `redis://127.0.0.1:${port}`;
   const client = () => {
@@ -41,7 +61,8 @@ export async function startPrivateRedis(port: number): Promise<PrivateRedis> {
     try {
       await c.connect();
       if ((await c.ping()) === 'PONG') {
-        if (!(await isOurs(c, dir))) throw new NotOurs(`port ${port} is answered by another redis-server, not the one sunset started: choose another port`);
+        if (!(await isOurs(c, dir)))
+          throw new NotOurs(`port ${port} is answered by another redis-server, not the one sunset started: choose another port`);
         break;
       }
     } catch (err) {

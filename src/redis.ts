@@ -1,5 +1,5 @@
-// The one way sunset connects to Redis: one server (config.redisUrl) or a Redis Cluster (config.redisCluster,
-// which then overrides redisUrl). Every Queue, Worker, QueueEvents and plain client is made from here.
+// The one way sunset connects to Redis: one server (config.redisUrl: TCP, TLS, or a unix socket — sunset's own
+// redis-server is one, src/redis/) or a Redis Cluster (config.redisCluster, which then overrides redisUrl). Every Queue, Worker, QueueEvents and plain client is made from here.
 // For BullMQ on one server: plain options, not shared instances — Workers and QueueEvents given IORedis
 // instances kept the process alive after close() (STACK.md). The one exception is Redis Cluster: BullMQ
 // needs a Cluster *instance* there, so a RedisLink makes one per process, hands it to every Queue, Worker
@@ -16,8 +16,30 @@ import { Cluster, Redis, type ClusterNode, type RedisOptions } from 'ioredis';
  * its add() fails at once with the cause — no separate reachability probe.
  */
 export function redisOptions(url: string, forWorker = false, oneShot = false): ConnectionOptions {
+  return {
+    ...redisAddress(url),
+    // workers block on Redis and must wait out an outage rather than fail their commands
+    ...(forWorker
+      ? { maxRetriesPerRequest: null }
+      : oneShot
+        ? { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 3000 }
+        : { maxRetriesPerRequest: null, enableOfflineQueue: true }),
+    retryStrategy: oneShot && !forWorker ? (times: number) => (times > 3 ? null : 250) : (times: number) => Math.min(times * 200, 2000),
+  };
+}
+
+/**
+ * Where one server is, from its URL: `redis://` / `rediss://` (host, port, user, password, db, TLS), or a unix
+ * socket, `unix:///path/to/redis.sock[?db=N]` (sunset's private Redis is one: src/redis/private-server.ts).
+ */
+export function redisAddress(url: string): RedisOptions {
   const u = new URL(url);
-  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:') throw new Error(`redisUrl ${url} must start with redis:// or rediss://`);
+  if (u.protocol === 'unix:') {
+    const db = Number(u.searchParams.get('db') ?? 0);
+    return { path: decodeURIComponent(u.pathname), ...(Number.isFinite(db) && db ? { db } : {}) };
+  }
+  if (u.protocol !== 'redis:' && u.protocol !== 'rediss:')
+    throw new Error(`redisUrl ${url} must start with redis://, rediss:// or unix://`);
   const db = u.pathname && u.pathname !== '/' ? Number(u.pathname.slice(1)) : 0;
   return {
     host: u.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1',
@@ -26,9 +48,6 @@ export function redisOptions(url: string, forWorker = false, oneShot = false): C
     ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
     ...(Number.isFinite(db) && db ? { db } : {}),
     ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
-    // workers block on Redis and must wait out an outage rather than fail their commands
-    ...(forWorker ? { maxRetriesPerRequest: null } : oneShot ? { maxRetriesPerRequest: 1, enableOfflineQueue: true, connectTimeout: 3000 } : { maxRetriesPerRequest: null, enableOfflineQueue: true }),
-    retryStrategy: oneShot && !forWorker ? (times: number) => (times > 3 ? null : 250) : (times: number) => Math.min(times * 200, 2000),
   };
 }
 
@@ -45,7 +64,12 @@ export function clusterNodes(list: readonly string[]): { nodes: ClusterNode[]; r
   const nodes = list.map((entry, i) => {
     const o = redisOptions(/^rediss?:\/\//.test(entry) ? entry : `redis://${entry}`) as RedisOptions;
     if ((o as { db?: number }).db) throw new Error(`redisCluster node ${entry}: a Cluster has only database 0`);
-    if (i === 0) shared = { ...(o.username ? { username: o.username } : {}), ...(o.password ? { password: o.password } : {}), ...(o.tls ? { tls: o.tls } : {}) };
+    if (i === 0)
+      shared = {
+        ...(o.username ? { username: o.username } : {}),
+        ...(o.password ? { password: o.password } : {}),
+        ...(o.tls ? { tls: o.tls } : {}),
+      };
     return { host: o.host!, port: o.port! };
   });
   return { nodes, redisOptions: shared };
@@ -64,7 +88,8 @@ export interface ClientOptions {
   reconnectTries?: number;
 }
 
-const backoff = (tries: number | undefined) => (times: number) => (tries !== undefined && times > tries ? null : Math.min(times * (tries !== undefined ? 250 : 200), 2000));
+const backoff = (tries: number | undefined) => (times: number) =>
+  tries !== undefined && times > tries ? null : Math.min(times * (tries !== undefined ? 250 : 200), 2000);
 
 /** A new Cluster client on these seed nodes. It keeps the process alive until quit(). */
 export function newCluster(list: readonly string[], o: ClientOptions = {}): Cluster {
@@ -111,7 +136,10 @@ export async function closeClient(c: Redis | Cluster, ms = 3000): Promise<void> 
   const ended = new Promise<void>((resolve) => c.once('end', () => resolve()));
   let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([c.quit().then(() => ended), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('quit timed out')), ms)))]);
+    await Promise.race([
+      c.quit().then(() => ended),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('quit timed out')), ms))),
+    ]);
   } catch {
     c.disconnect();
   } finally {
@@ -130,7 +158,12 @@ export interface RedisLink {
 
 export function redisLink(t: RedisTarget, o: { oneShot?: boolean } = {}): RedisLink {
   if (!t.redisCluster?.length) {
-    return { cluster: false, where: redisWhere(t), connection: (forWorker = false) => redisOptions(t.redisUrl, forWorker, o.oneShot), close: async () => undefined };
+    return {
+      cluster: false,
+      where: redisWhere(t),
+      connection: (forWorker = false) => redisOptions(t.redisUrl, forWorker, o.oneShot),
+      close: async () => undefined,
+    };
   }
   const list = t.redisCluster;
   clusterNodes(list); // fail now, with the node named, rather than at first use
@@ -158,11 +191,17 @@ export function redisLink(t: RedisTarget, o: { oneShot?: boolean } = {}): RedisL
 
 /**
  * Remove every key of one host (its queues, schedulers, admit leases; its dry run's, `<host>.dry-run`) from the
- * Redis at `url` — not another host's whose name merely starts the same. Returns how many went; a Redis that is
+ * Redis at `url` (any URL redisAddress reads) — not another host's whose name merely starts the same. Returns how many went; a Redis that is
  * not there has nothing left to drop (0). For the demo and the tests, which leave nothing behind.
  */
 export async function dropHostKeys(url: string, host: string): Promise<number> {
-  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 2000 });
+  const c = new Redis({
+    ...redisAddress(url),
+    lazyConnect: true,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    connectTimeout: 2000,
+  });
   c.on('error', () => undefined);
   let n = 0;
   try {

@@ -2,6 +2,7 @@
 // A probe child past its timeout is the only kind of process sunset itself ever signals (execa's
 // `timeout` option ends the child it started), which doctrine D1 permits: it is sunset's own child.
 import { execa } from 'execa';
+import { errorMessage } from './errors.js';
 
 export interface RunResult {
   ok: boolean;
@@ -18,7 +19,10 @@ export function childCount(): number {
   return spawned;
 }
 
-export async function run(argv: readonly string[], opts: { timeoutMs: number; input?: string; cwd?: string; maxBuffer?: number }): Promise<RunResult> {
+export async function run(
+  argv: readonly string[],
+  opts: { timeoutMs: number; input?: string; cwd?: string; maxBuffer?: number },
+): Promise<RunResult> {
   const [file, ...args] = argv;
   if (!file) return { ok: false, exitCode: null, stdout: '', stderr: '', timedOut: false, error: 'empty command' };
   spawned++;
@@ -44,7 +48,7 @@ export async function run(argv: readonly string[], opts: { timeoutMs: number; in
       timedOut: Boolean(r.timedOut),
       error: ok ? undefined : r.timedOut ? `timed out after ${opts.timeoutMs} ms` : (r.shortMessage ?? `exit code ${r.exitCode}`),
     };
-  } catch (err: any) {
-    return { ok: false, exitCode: null, stdout: '', stderr: '', timedOut: false, error: err?.message ?? String(err) };
+  } catch (err) {
+    return { ok: false, exitCode: null, stdout: '', stderr: '', timedOut: false, error: errorMessage(err) };
   }
 }

@@ -6,8 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { Alarms, alarmId } from '../src/store/alarms.js';
 import { readAudit } from '../src/store/audit.js';
 import { tempDir } from './support/temp-dir.js';
+import { parseConfig } from '../src/config.js';
 
-const base = (stateDir: string, alarms: { webhook: string | null; command: string[] | null }) => ({ stateDir, host: 'h', alarms, probeTimeout: 5000 });
+const base = (stateDir: string, alarms: { webhook: string | null; command: string[] | null }) => ({
+  stateDir,
+  host: 'h',
+  alarms: parseConfig({ alarms }, { env: {} }).alarms,
+  probeTimeout: 5000,
+});
 
 describe('alarms', () => {
   it('raises once per kind and key, ever, and lists them', async () => {
@@ -15,7 +21,9 @@ describe('alarms', () => {
     const a = new Alarms(base(dir, { webhook: null, command: null }));
     expect(await a.raise('session-will-not-exit', 'task/t1', { taskId: 't1', message: 'm1' })).not.toBeNull();
     expect(await a.raise('session-will-not-exit', 'task/t1', { taskId: 't1', message: 'again' })).toBeNull();
-    expect(await new Alarms(base(dir, { webhook: null, command: null })).raise('session-will-not-exit', 'task/t1', { message: 'a new process' })).toBeNull();
+    expect(
+      await new Alarms(base(dir, { webhook: null, command: null })).raise('session-will-not-exit', 'task/t1', { message: 'a new process' }),
+    ).toBeNull();
     await a.raise('cap-reached', 'hour/2026-11-30T04', { message: 'cap reached: 36/35' });
     expect(a.list().map((x) => [x.kind, x.key])).toEqual([
       ['session-will-not-exit', 'task/t1'],
@@ -42,7 +50,11 @@ describe('alarms', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(server.address() as any).port}/hook`;
     const out = join(dir, 'cmd-out.jsonl');
-    const command = [process.execPath, '-e', `let s='';process.stdin.on('data',d=>s+=d).on('end',()=>require('fs').appendFileSync(${JSON.stringify(out)}, s + '\\n'))`];
+    const command = [
+      process.execPath,
+      '-e',
+      `let s='';process.stdin.on('data',d=>s+=d).on('end',()=>require('fs').appendFileSync(${JSON.stringify(out)}, s + '\\n'))`,
+    ];
     try {
       const a = new Alarms(base(dir, { webhook: url, command }));
       await a.raise('session-will-not-exit', 'task/t2', { taskId: 't2', message: 'will not exit' });
@@ -73,7 +85,10 @@ describe('alarms', () => {
     expect(a.ack('ffffffff', { by: 'gera', why: 'x' })).toEqual({ status: 'unknown-id' });
     expect(a.ack('ab', { by: 'gera', why: 'x' })).toEqual({ status: 'unknown-id' }); // a prefix needs 4 characters
     const r = a.ack(first.id.slice(0, 6), { by: 'gera', why: 'stopped it by hand after reading its transcript' });
-    expect(r).toMatchObject({ status: 'acknowledged', alarm: { id: first.id, kind: 'session-will-not-exit', ack: { by: 'gera', why: 'stopped it by hand after reading its transcript' } } });
+    expect(r).toMatchObject({
+      status: 'acknowledged',
+      alarm: { id: first.id, kind: 'session-will-not-exit', ack: { by: 'gera', why: 'stopped it by hand after reading its transcript' } },
+    });
     const again = new Alarms(base(dir, { webhook: null, command: null })).ack(first.id, { by: 'someone else', why: 'again' });
     expect(again).toMatchObject({ status: 'already', ack: { by: 'gera' } });
 
@@ -85,7 +100,15 @@ describe('alarms', () => {
     // a new Alarms (a restart) reads the same state; and the ack is audited once, with who and why
     expect(new Alarms(base(dir, { webhook: null, command: null })).open()).toHaveLength(1);
     expect(readAudit(dir).filter((e) => e.event === 'alarm:acknowledged')).toEqual([
-      expect.objectContaining({ alarmId: first.id, kind: 'session-will-not-exit', key: 'task/t1', taskId: 't1', sessionId: 's1', by: 'gera', why: 'stopped it by hand after reading its transcript' }),
+      expect.objectContaining({
+        alarmId: first.id,
+        kind: 'session-will-not-exit',
+        key: 'task/t1',
+        taskId: 't1',
+        sessionId: 's1',
+        by: 'gera',
+        why: 'stopped it by hand after reading its transcript',
+      }),
     ]);
     // an ack without a reason says so; redeliver() does not mistake acks for alarms to deliver
     expect(a.ack(second.id, { by: 'gera', why: '  ' })).toMatchObject({ status: 'acknowledged', ack: { why: '(no reason given)' } });

@@ -13,9 +13,19 @@ import { useFleet } from './support/use-fleet.js';
 const H = 3_600_000;
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
-function view(o: { id?: string; pid?: number | null; live?: boolean | null; task?: Partial<TaskFacts> | null; open?: string[]; invalid?: string[]; expire?: Evidence['expire']; taskState?: string }): SessionView {
+function view(o: {
+  id?: string;
+  pid?: number | null;
+  live?: boolean | null;
+  task?: Partial<TaskFacts> | null;
+  open?: string[];
+  invalid?: string[];
+  expire?: Evidence['expire'];
+  taskState?: string;
+}): SessionView {
   const id = o.id ?? 'row';
-  const task = o.task === undefined || o.task === null ? null : ({ id: 't', state: 'done', terminal: true, exitRequests: 0, ...o.task } as TaskFacts);
+  const task =
+    o.task === undefined || o.task === null ? null : ({ id: 't', state: 'done', terminal: true, exitRequests: 0, ...o.task } as TaskFacts);
   const evidence: Evidence = {
     live: o.live === undefined ? true : o.live,
     status: 'idle',
@@ -31,6 +41,9 @@ function view(o: { id?: string; pid?: number | null; live?: boolean | null; task
   return {
     id,
     sessionId: `${id}-uuid`,
+    label: id,
+    name: null,
+    notes: [],
     kind: 'background',
     pid: o.pid === undefined ? 100 : o.pid,
     evidence,
@@ -66,7 +79,10 @@ describe('countCap: who holds a slot (D9, D5)', () => {
     });
   }
   it('96 rows of which 28 carry a live pid count 28 (the ADR-0010 measurement)', () => {
-    const sessions = [...Array.from({ length: 28 }, (_, i) => view({ id: `l${i}`, pid: 1000 + i })), ...Array.from({ length: 68 }, (_, i) => view({ id: `r${i}`, pid: null }))];
+    const sessions = [
+      ...Array.from({ length: 28 }, (_, i) => view({ id: `l${i}`, pid: 1000 + i })),
+      ...Array.from({ length: 68 }, (_, i) => view({ id: `r${i}`, pid: null })),
+    ];
     const c = countCap({ sessions }, 35);
     expect(c).toMatchObject({ ceiling: 35, live: 28, records: 68 });
   });
@@ -76,12 +92,20 @@ describe('leavingOf: finished sessions on their way out', () => {
   const cases: Array<[string, Parameters<typeof view>[0], null | { via: string; step: string; requests: number }]> = [
     ['terminal, released, not asked yet: not yet on its way', { task: { releasedAt: ago(H) } }, null],
     ['terminal and asked', { task: { exitAskedAt: ago(H) } }, { via: 'task', step: 'asked', requests: 0 }],
-    ['terminal and requested twice', { task: { exitAskedAt: ago(H), exitRequests: 2, exitRequestedAt: ago(1000) } }, { via: 'task', step: 'requested', requests: 2 }],
+    [
+      'terminal and requested twice',
+      { task: { exitAskedAt: ago(H), exitRequests: 2, exitRequestedAt: ago(1000) } },
+      { via: 'task', step: 'requested', requests: 2 },
+    ],
     ['exited (then resumed): not leaving', { task: { exitAskedAt: ago(H), exitRequests: 1, exitedAt: ago(10) } }, null],
     ['given up: not leaving, a person decides', { task: { exitAskedAt: ago(H), exitRequests: 3, exitGaveUpAt: ago(10) } }, null],
     ['an open task: not leaving', { task: { state: 'active', terminal: false, exitAskedAt: ago(H) } }, null],
     ['awaiting-human named beside a terminal task: not leaving', { task: { exitAskedAt: ago(H) }, open: ['lane'] }, null],
-    ['untasked, expire requested once', { expire: { requests: 1, lastRequestAt: ago(10) } }, { via: 'expire', step: 'requested', requests: 1 }],
+    [
+      'untasked, expire requested once',
+      { expire: { requests: 1, lastRequestAt: ago(10) } },
+      { via: 'expire', step: 'requested', requests: 1 },
+    ],
     ['untasked, expire gave up', { expire: { requests: 3, gaveUpAt: ago(10) } }, null],
     ['untasked, nothing asked', {}, null],
   ];
@@ -107,7 +131,7 @@ describe('leavingOf: finished sessions on their way out', () => {
     );
     expect(c.live).toBe(3);
     expect(c.leaving.map((x) => x.id)).toEqual(['a']);
-    expect(c.awaitingHuman).toEqual([{ id: 'lane', sessionId: 'lane-uuid', taskId: 'lane', rssBytes: 1000 }]);
+    expect(c.awaitingHuman).toEqual([{ id: 'lane', label: 'lane', sessionId: 'lane-uuid', taskId: 'lane', rssBytes: 1000 }]);
   });
 });
 
@@ -115,7 +139,9 @@ describe('the refusal line and the alarm bucket', () => {
   it('says the count, the ceiling and how many are on their way out', () => {
     expect(capLine(36, 35, 4)).toBe('cap reached: 36/35 — not starting; 4 finished sessions are being asked to exit');
     expect(capLine(35, 35, 1)).toBe('cap reached: 35/35 — not starting; 1 finished session is being asked to exit');
-    expect(capLine(34, 35, 0, { queued: 1, doing: 'waiting for a slot' })).toBe('cap reached: 34/35 + 1 queued — waiting for a slot; 0 finished sessions are being asked to exit');
+    expect(capLine(34, 35, 0, { queued: 1, doing: 'waiting for a slot' })).toBe(
+      'cap reached: 34/35 + 1 queued — waiting for a slot; 0 finished sessions are being asked to exit',
+    );
     expect(leavingPhrase(2)).toBe('2 finished sessions are being asked to exit');
   });
   it('buckets by the hour, so cap-reached is at most one an hour', () => {
@@ -127,7 +153,12 @@ describe('the refusal line and the alarm bucket', () => {
 describe('leasesShown: the roster shows an admitted session', () => {
   const lease = (id: string, pid: number | null, startMs: number | null): Lease => ({ id, expiresAt: 0, at: 0, pid, startMs });
   // a little process tree: 1 ← 50 (admit) ← 60 (the command, started 600) ← 70 (the session, a child)
-  const tree: Record<number, { ppid: number; startMs: number }> = { 50: { ppid: 1, startMs: 500 }, 60: { ppid: 50, startMs: 600 }, 70: { ppid: 60, startMs: 700 }, 80: { ppid: 1, startMs: 800 } };
+  const tree: Record<number, { ppid: number; startMs: number }> = {
+    50: { ppid: 1, startMs: 500 },
+    60: { ppid: 50, startMs: 600 },
+    70: { ppid: 60, startMs: 700 },
+    80: { ppid: 1, startMs: 800 },
+  };
   const ancestry = (pid: number) => {
     const out = [];
     for (let p = pid; tree[p]; p = tree[p].ppid) out.push({ pid: p, startMs: tree[p].startMs });
@@ -196,11 +227,20 @@ describe('AdmitStore: the check-and-lease and the queue, on Redis (time passed i
 
 describe('sunset cap', () => {
   const ctx = useFleet();
-  const cap = (args: string[], over: Record<string, unknown> = {}) => runCli(['cap', '--config', ctx.fleet.writeConfig({ host: uniqueHost(), cap: 4, ...over }), ...args]);
+  const cap = (args: string[], over: Record<string, unknown> = {}) =>
+    runCli(['cap', '--config', ctx.fleet.writeConfig({ host: uniqueHost(), cap: 4, ...over }), ...args]);
 
   it('counts only rows with a live pid; lists the finished ones on their way out and the lanes holding slots', async () => {
     const asked = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
-    ctx.fleet.writeTask({ id: 'fin', state: 'done', sessionId: asked.sessionId, releasedAt: ago(H), exitAskedAt: ago(H / 2), exitRequests: 1, exitRequestedAt: ago(H / 4) });
+    ctx.fleet.writeTask({
+      id: 'fin',
+      state: 'done',
+      sessionId: asked.sessionId,
+      releasedAt: ago(H),
+      exitAskedAt: ago(H / 2),
+      exitRequests: 1,
+      exitRequestedAt: ago(H / 4),
+    });
     const lane = await ctx.fleet.spawnBackground({ transcriptAgeMs: 300 * H });
     ctx.fleet.writeTask({ id: 'lane', state: 'awaiting-human', sessionId: lane.sessionId });
     const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });

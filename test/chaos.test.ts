@@ -39,7 +39,9 @@ describe('chaos, short form', () => {
       });
       const runs = rows.reduce((n, r) => n + r.runs, 0);
       const wall = Math.round((Date.now() - started) / 1000);
-      console.log(`chaos (short form, seed ${seed}, ${jobs} at a time): ${runs} runs in ${wall} s\n${formatTable(rows)}${process.env.CHAOS_VERBOSE ? '' : `\n${lines.join('\n')}`}`);
+      console.log(
+        `chaos (short form, seed ${seed}, ${jobs} at a time): ${runs} runs in ${wall} s\n${formatTable(rows)}${process.env.CHAOS_VERBOSE ? '' : `\n${lines.join('\n')}`}`,
+      );
       expect(rows.map((r) => r.key)).toEqual(SCENARIOS.map((s) => s.key)); // every fault of the suite
       for (const row of rows) {
         expect.soft(failing(row.m), `${row.fault} (seed ${row.seeds.join(', ')}):\n  ${row.m.notes.join('\n  ')}`).toEqual([]);

@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRoster, labelOf } from '../src/evidence/roster.js';
 import { fleetOverhead, inFlightCount, parseJobState, parsePins, parseVersion, sessionPids } from '../src/evidence/claude-code.js';
-import { attachedTo, claudeArgs, claudeNames, findClients, type ProcTable } from '../src/evidence/proc.js';
+import type { ProcTable } from '../src/evidence/proc.js';
+import { attachedTo, claudeArgs, claudeNames, findClients } from '../src/evidence/clients.js';
 import { resolveSession } from '../src/doctrine/identity.js';
 
 const fx = (p: string) => readFileSync(new URL(`../sim/real/fixtures/${p}`, import.meta.url), 'utf8');
@@ -29,7 +30,12 @@ describe('the real roster (claude agents --json --all, 2.1.328)', () => {
   });
   it('reads startedAt as epoch ms, waitingFor, names; records have no pid', () => {
     const waiting = parseRoster(`[${fx('roster/row-background-waiting.json')}]`);
-    expect(waiting.ok && waiting.rows[0]).toMatchObject({ status: 'waiting', waitingFor: 'permission prompt', state: 'blocked', name: 'create a file' });
+    expect(waiting.ok && waiting.rows[0]).toMatchObject({
+      status: 'waiting',
+      waitingFor: 'permission prompt',
+      state: 'blocked',
+      name: 'create a file',
+    });
     const row = json('roster/row-background-working.json');
     const parsed = parseRoster(JSON.stringify([row]));
     expect(parsed.ok && parsed.rows[0].startedAt).toBe(new Date(row.startedAt).toISOString());
@@ -51,10 +57,27 @@ describe('the real roster (claude agents --json --all, 2.1.328)', () => {
 
 describe("a job's state.json", () => {
   it('blocked: the question it asks; done: nothing in flight; a background shell: in flight', () => {
-    expect(parseJobState(fx('jobs/state-blocked.json'))).toMatchObject({ state: 'blocked', tempo: 'blocked', needs: 'Should I squash the commits?', inFlight: 0 });
-    expect(parseJobState(fx('jobs/state-done.json'))).toMatchObject({ state: 'done', inFlight: 0 });
+    expect(parseJobState(fx('jobs/state-blocked.json'))).toMatchObject({
+      state: 'blocked',
+      tempo: 'blocked',
+      needs: 'Should I squash the commits?',
+      inFlight: 0,
+    });
+    expect(parseJobState(fx('jobs/state-done.json'))).toMatchObject({
+      state: 'done',
+      inFlight: 0,
+      cwd: '/tmp/sunset-real-Fee8vO/work/w2-59e5',
+    });
+    expect(parseJobState(fx('jobs/state-done.json'))!.originCwd).toBeUndefined();
+    expect(parseJobState('{"cwd":"/r/.claude/worktrees/x","originCwd":"/r","worktreePath":"/r/.claude/worktrees/x"}')).toMatchObject({
+      cwd: '/r/.claude/worktrees/x',
+      originCwd: '/r',
+    });
     expect(parseJobState(fx('jobs/state-inflight.json'))).toMatchObject({ state: 'working', inFlight: 1 });
-    expect(parseJobState(fx('jobs/state-waiting-permission.json'))).toMatchObject({ tempo: 'blocked', needs: 'approve Bash: touch never-made' });
+    expect(parseJobState(fx('jobs/state-waiting-permission.json'))).toMatchObject({
+      tempo: 'blocked',
+      needs: 'approve Bash: touch never-made',
+    });
   });
   it('a job that has just started writes no inFlight: unknown, which protects', () => {
     expect(parseJobState(fx('jobs/state-busy.json'))!.inFlight).toBeNull();
@@ -88,7 +111,14 @@ function tableOf(list: Array<{ pid: number; ppid: number; argv: string[] }>): Pr
 }
 
 describe("the real CLI's processes", () => {
-  const tree = json('processes/tree.json') as Array<{ pid: number; ppid: number; role: string; argv: string[]; rssMb: number; shortId?: string }>;
+  const tree = json('processes/tree.json') as Array<{
+    pid: number;
+    ppid: number;
+    role: string;
+    argv: string[];
+    rssMb: number;
+    shortId?: string;
+  }>;
   const table = tableOf(tree);
   it('retitled helpers ("claude bg-pty-host", "claude bg-spare") are Claude Code processes', () => {
     expect(claudeArgs(json('argv/pty-host-fresh.json'), NAMES)?.[0]).toBe('bg-pty-host');
@@ -105,7 +135,9 @@ describe("the real CLI's processes", () => {
     ]);
     const c = findClients(t, NAMES, ['claude', 'attach']);
     expect(c.agentViews).toEqual([3]);
-    expect(attachedTo(c.attach, { id: '39d62508', sessionId: '39d62508-caec-487c-aed3-aee4a16133c3', name: 'refactor-parser' })).toEqual([1, 2]);
+    expect(attachedTo(c.attach, { id: '39d62508', sessionId: '39d62508-caec-487c-aed3-aee4a16133c3', name: 'refactor-parser' })).toEqual([
+      1, 2,
+    ]);
     expect(attachedTo(c.attach, { id: 'b4b7ad6e', sessionId: 'b4b7ad6e-x', name: 'write the changelog' })).toEqual([]);
   });
   it("a background session's memory is its tree and its pty host; the daemon and spares are overhead", () => {
@@ -122,7 +154,7 @@ describe("the real CLI's processes", () => {
     expect(o.byKind.daemon.processes).toBe(1);
     expect(o.byKind.spare.processes).toBeGreaterThanOrEqual(1);
     // every process of the real tree is counted once: in a session, or as overhead
-    const total = tree.filter((p) => p.role !== "tmux").reduce((a, p) => a + p.rssMb, 0); // the tmux server is not Claude Code's
+    const total = tree.filter((p) => p.role !== 'tmux').reduce((a, p) => a + p.rssMb, 0); // the tmux server is not Claude Code's
     const inSessions = [...counted].reduce((a, p) => a + (mb.get(p) ?? 0), 0);
     expect(inSessions + o.bytes).toBe(total);
   });

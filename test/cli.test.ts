@@ -21,6 +21,75 @@ describe('usage and config errors', () => {
     expect(vh.code).toBe(0);
     expect(vh.stdout).toMatch(/Exit codes/);
   });
+  it('--help: the commands and their summaries in aligned columns, and the exit codes listed', async () => {
+    const { stdout, code } = await sunsetCli(['--help']);
+    expect(code).toBe(0);
+    const section = (title: string) => {
+      const lines = stdout.split('\n');
+      const from = lines.indexOf(title) + 1;
+      expect(from, title).toBeGreaterThan(0);
+      const end = lines.findIndex((l, i) => i >= from && l.trim() === '');
+      return lines.slice(from, end < 0 ? undefined : end);
+    };
+    const { COMMANDS, EXIT_CODES } = await import('../src/cli.js');
+    const commands = section('Commands:');
+    expect(commands).toHaveLength(COMMANDS.length);
+    // every summary starts in the same column, the longest name (hook-event) included
+    const starts = commands.map((l, i) => {
+      expect(l.trimStart().startsWith(`${COMMANDS[i].name} `)).toBe(true);
+      return l.indexOf(COMMANDS[i].summary);
+    });
+    expect(new Set(starts).size).toBe(1);
+    expect(starts[0]).toBeGreaterThan(Math.max(...COMMANDS.map((c) => c.name.length)) + 2);
+    const codes = section('Exit codes:');
+    expect(codes.map((l) => l.trim().split(/\s{2,}/)[0])).toEqual(['0', '1', '2', '3', '75', '130, 143']);
+    expect(new Set(codes.map((l, i) => l.indexOf(EXIT_CODES[i][1]))).size).toBe(1);
+    expect(stdout).toMatch(/^ {2}--config FILE +the config file/m);
+  });
+
+  it('--config FILE before the command works as it does after it; a --config with no file or no command is exit 2', async () => {
+    const fleet = await TestFleet.create();
+    try {
+      await fleet.spawnBackground();
+      const cfg = fleet.writeConfig({ host: uniqueHost() });
+      const after = await sunsetCli(['verdict', '--json', '--config', cfg]);
+      const before = await sunsetCli(['--config', cfg, 'verdict', '--json']);
+      const eq = await sunsetCli([`--config=${cfg}`, 'verdict', '--json']);
+      expect(after.code, after.stderr).toBe(0);
+      for (const r of [before, eq]) {
+        expect(r.code, r.stderr).toBe(after.code);
+        // the same fleet read through the same config: the same sessions and verdicts
+        const rows = (o: string) => JSON.parse(o).sessions.map((x: { sessionId: string; verdict: string }) => [x.sessionId, x.verdict]);
+        expect(rows(r.stdout)).toEqual(rows(after.stdout));
+      }
+      const noFile = await sunsetCli(['--config']);
+      expect(noFile.code).toBe(2);
+      expect(noFile.stderr).toMatch(/--config takes a file/);
+      const noVerb = await sunsetCli(['--config', cfg]);
+      expect(noVerb.code).toBe(2);
+      expect(noVerb.stderr).toMatch(/no command after --config FILE/);
+      // the config before a command still reaches it: a bad one is that command's usage error
+      const bad = await sunsetCli(['--config', join(fleet.root, 'missing.json'), 'report']);
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/^sunset report: config file .*missing\.json cannot be read/);
+    } finally {
+      await fleet.destroy();
+    }
+  });
+
+  it("--version and -V print package.json's version; --verbose names node's missing options when run as `node cli.js`", async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+    for (const flag of ['--version', '-V']) expect(await sunsetCli([flag])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    // runCli is `node dist/src/cli.js`, not the command: none of the shebang's options reach node
+    const v = await runCli(['--version', '--verbose'], { env: { MALLOC_ARENA_MAX: undefined }, timeoutMs: 60_000 });
+    expect(v.code).toBe(0);
+    expect(v.stdout).toMatch(
+      /^ {2}node options {2}missing MALLOC_ARENA_MAX=2 --max-semi-space-size=2 --optimize-for-size --max-opt=1 --expose-gc: run sunset as the `sunset` command/m,
+    );
+    const bad = await sunsetCli(['-V', '--json']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--version takes only --verbose/);
+  });
   it('a bad option or a bad config exits 2 naming the problem', async () => {
     const r = await sunsetCli(['verdict', '--bogus']);
     expect(r.code).toBe(2);
@@ -37,7 +106,9 @@ describe('usage and config errors', () => {
       const typo = fleet.writeConfig({ host: uniqueHost(), fleet: { ...fleet.config().fleet, tasksDir: join(fleet.root, 'taks') } });
       for (const verb of ['verdict', 'report']) {
         const t = await sunsetCli([verb, '--config', typo]);
-        expect(t.stderr, verb).toMatch(/tasks folder .*taks does not exist.*check fleet\.tasksDir/);
+        const said = `no tasks folder at ${join(fleet.root, 'taks')} (fleet.tasksDir): no session has a task; finished background jobs still leave by their own chain, the rest after windows.expireIdle idle`;
+        expect(t.stderr, verb).toContain(said);
+        expect(t.stderr.split(said).length - 1, verb).toBe(1); // said once
       }
       const missing = await sunsetCli(['report', '--config', join(fleet.root, 'missing.json')]);
       expect(missing.code).toBe(2);
@@ -47,7 +118,6 @@ describe('usage and config errors', () => {
     }
   });
 });
-
 
 describe('sunset exit, report, alarms on a test fleet', () => {
   const ctx = useFleet();
@@ -73,7 +143,17 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     expect(noReason.stderr).toMatch(/--reason/);
 
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { host }));
-    const ok = await sunsetCli(['exit', busy.id, '--config', cfg, '--override-protection', '--reason', 'needs the memory', '--wait', '--json']);
+    const ok = await sunsetCli([
+      'exit',
+      busy.id,
+      '--config',
+      cfg,
+      '--override-protection',
+      '--reason',
+      'needs the memory',
+      '--wait',
+      '--json',
+    ]);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout)).toMatchObject({ status: 'finished', outcome: 'exited' });
     expect(ctx.fleet.ended(busy)).toMatchObject([{ how: 'stop' }]);
@@ -101,7 +181,9 @@ describe('sunset exit, report, alarms on a test fleet', () => {
 
     const where = await sunsetCli(['exit', '--job', a.jobId, '--config', cfg]);
     expect(where.code).toBe(0);
-    expect(where.stdout).toMatch(new RegExp(`^exit job \\S+ \\(session ${idle.id}\\) is (waiting|prioritized): waiting for a running \`sunset up\``));
+    expect(where.stdout).toMatch(
+      new RegExp(`^exit job \\S+ \\(session ${idle.id}\\) is (waiting|prioritized): waiting for a running \`sunset up\``),
+    );
     expect((await sunsetCli(['exit', '--job', 'person/nope', '--config', cfg])).code).toBe(2);
     expect((await sunsetCli(['exit', idle.id, '--job', a.jobId, '--config', cfg])).code).toBe(2);
 
@@ -141,7 +223,8 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     const cfg = ctx.fleet.writeConfig();
     const busy = await ctx.fleet.spawnBackground({ mode: 'busy' });
     const idle = await ctx.fleet.spawnBackground({ transcriptAgeMs: 49 * H });
-    const down = (...args: string[]) => runCli(['exit', '--config', cfg, '--reason', 'x', ...args], { timeoutMs: 30_000, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
+    const down = (...args: string[]) =>
+      runCli(['exit', '--config', cfg, '--reason', 'x', ...args], { timeoutMs: 30_000, env: { REDIS_URL: 'redis://127.0.0.1:1' } });
     expect((await down(busy.id)).code).toBe(3);
     expect((await down('no-such-session')).code).toBe(2);
     const r = await down(idle.id);
@@ -155,8 +238,18 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     const cfg = ctx.fleet.writeConfig();
     const a = await ctx.fleet.spawnBackground();
     const b = await ctx.fleet.spawnBackground();
-    ctx.fleet.writeTask({ id: 'young', state: 'awaiting-human', sessionId: a.sessionId, stateChangedAt: new Date(Date.now() - 46 * H).toISOString() });
-    ctx.fleet.writeTask({ id: 'old', state: 'awaiting-human', sessionId: b.sessionId, awaitingHumanSince: new Date(Date.now() - 269 * H).toISOString() });
+    ctx.fleet.writeTask({
+      id: 'young',
+      state: 'awaiting-human',
+      sessionId: a.sessionId,
+      stateChangedAt: new Date(Date.now() - 46 * H).toISOString(),
+    });
+    ctx.fleet.writeTask({
+      id: 'old',
+      state: 'awaiting-human',
+      sessionId: b.sessionId,
+      awaitingHumanSince: new Date(Date.now() - 269 * H).toISOString(),
+    });
     ctx.fleet.writeTask({ id: 'd', state: 'done', sessionId: 'gone-session' });
     ctx.fleet.addRecords(2);
     const r = await sunsetCli(['report', '--json', '--config', cfg]);
@@ -187,8 +280,13 @@ describe('sunset exit, report, alarms on a test fleet', () => {
     const list = await sunsetCli(['alarms', '--config', cfg]);
     expect(list.stdout).toMatch(new RegExp(`^${id}  \\S+  session-will-not-exit\\s+session s will not exit$`, 'm'));
     const j = JSON.parse((await sunsetCli(['alarms', '--json', '--config', cfg])).stdout);
-    expect(j).toMatchObject({ alarms: [{ id, kind: 'session-will-not-exit', taskId: 'x', message: 'session s will not exit', ack: null }, { kind: 'cap-reached' }] });
-    expect(JSON.parse((await sunsetCli(['alarms', '--json', '--array', '--config', cfg])).stdout)).toMatchObject([{ id, kind: 'session-will-not-exit' }, { kind: 'cap-reached' }]);
+    expect(j).toMatchObject({
+      alarms: [{ id, kind: 'session-will-not-exit', taskId: 'x', message: 'session s will not exit', ack: null }, { kind: 'cap-reached' }],
+    });
+    expect(JSON.parse((await sunsetCli(['alarms', '--json', '--array', '--config', cfg])).stdout)).toMatchObject([
+      { id, kind: 'session-will-not-exit' },
+      { kind: 'cap-reached' },
+    ]);
 
     const ack = await sunsetCli(['alarms', 'ack', id, '--reason', 'stopped it myself', '--config', cfg]);
     expect(ack.code).toBe(0);

@@ -78,12 +78,17 @@ describe('Redis Cluster', () => {
 
     // another host's queue on the same cluster: the board finds it only by SCAN, on the node owning {sunset}
     const other = uniqueHost();
-    const od = createDeps(parseConfig(f.config({ host: other, redisUrl: 'redis://127.0.0.1:1', redisCluster: cluster.nodes }), { env: {} }), { log: silentLogger });
+    const od = createDeps(
+      parseConfig(f.config({ host: other, redisUrl: 'redis://127.0.0.1:1', redisCluster: cluster.nodes }), { env: {} }),
+      { log: silentLogger },
+    );
     await od.producers.exit.add('exit/o/o/1', { reason: 'request', taskId: 'o', sessionId: 'o', n: 1 });
     await closeProducers(od.producers);
 
     // redisUrl points nowhere: with redisCluster set, only the cluster is used
-    const cfgFile = f.writeConfig(chaosConfig(f, { host, redisUrl: 'redis://127.0.0.1:1', redisCluster: cluster.nodes, extra: { web: { port: 0 } } }));
+    const cfgFile = f.writeConfig(
+      chaosConfig(f, { host, redisUrl: 'redis://127.0.0.1:1', redisCluster: cluster.nodes, extra: { web: { port: 0 } } }),
+    );
     const p = new SunsetProc(cfgFile, { cwd: f.root, roles: ['producers', 'workers', 'web'] });
     procs.push(p);
     await until('the session exited', () => Boolean(f.readTask('on-cluster').exitedAt), 180_000);
@@ -121,7 +126,10 @@ describe('Redis Cluster', () => {
     expect(metrics).toContain(`sunset_queue_jobs{queue="session-exit@${other}",state="waiting"} 1`);
 
     // a person's exit, waited for: `sunset exit --wait` hears the outcome from the cluster (QueueEvents)
-    const ex = await sunsetCli(['exit', idle.id, '--override-protection', '--reason', 'on the cluster', '--wait', '--json', '--config', cfgFile], f.root);
+    const ex = await sunsetCli(
+      ['exit', idle.id, '--override-protection', '--reason', 'on the cluster', '--wait', '--json', '--config', cfgFile],
+      f.root,
+    );
     expect(ex.code, ex.stderr).toBe(0);
     expect(JSON.parse(ex.stdout)).toMatchObject({ status: 'finished', id: idle.id, outcome: 'exited' });
     expect(f.ended(idle)).toMatchObject([{ how: 'stop' }]);
@@ -139,11 +147,29 @@ describe('Redis Cluster', () => {
     let n = 0;
     const cfg = (over: Record<string, unknown>) => {
       const file = join(f.root, `admit-${++n}.json`);
-      writeFileSync(file, JSON.stringify(f.config({ host, redisUrl: 'redis://127.0.0.1:1', redisCluster: cluster.nodes, probeTimeout: '30s', windows: { admitLease: '60s' }, ...over })));
+      writeFileSync(
+        file,
+        JSON.stringify(
+          f.config({
+            host,
+            redisUrl: 'redis://127.0.0.1:1',
+            redisCluster: cluster.nodes,
+            probeTimeout: '30s',
+            windows: { admitLease: '60s' },
+            ...over,
+          }),
+        ),
+      );
       return file;
     };
     const marker = (name: string) => join(f.root, `ran-${name}`);
-    const marking = (name: string, code: number) => [process.execPath, '-e', 'require("fs").writeFileSync(process.argv[1], "x"); process.exit(Number(process.argv[2]))', marker(name), String(code)];
+    const marking = (name: string, code: number) => [
+      process.execPath,
+      '-e',
+      'require("fs").writeFileSync(process.argv[1], "x"); process.exit(Number(process.argv[2]))',
+      marker(name),
+      String(code),
+    ];
 
     const c = look();
     try {
@@ -157,7 +183,9 @@ describe('Redis Cluster', () => {
       expect(r.code, r.stderr).toBe(7);
       expect(existsSync(marker('first'))).toBe(true);
       expect(await c.zcard(keys.leases)).toBe(1);
-      expect(JSON.parse((await c.hgetall(keys.info))[(await c.zrange(keys.leases, 0, -1))[0]])).toMatchObject({ pid: expect.any(Number) });
+      expect(JSON.parse((await c.hgetall(keys.info))[(await c.zrange(keys.leases, '0', '-1'))[0]])).toMatchObject({
+        pid: expect.any(Number),
+      });
 
       // the lease counts: at cap 1 the next start is refused
       const refused = await sunsetCli(['admit', '--config', one, '--', ...marking('second', 0)], f.root);
@@ -179,7 +207,16 @@ describe('Redis Cluster', () => {
     }
 
     // a cluster that cannot be reached: no start, and the message names the cluster, not redisUrl (which does answer)
-    const down = await sunsetCli(['admit', '--config', cfg({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', redisCluster: ['127.0.0.1:1'] }), '--', ...marking('down', 0)], f.root);
+    const down = await sunsetCli(
+      [
+        'admit',
+        '--config',
+        cfg({ redisUrl: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', redisCluster: ['127.0.0.1:1'] }),
+        '--',
+        ...marking('down', 0),
+      ],
+      f.root,
+    );
     expect(down.code).toBe(1);
     expect(down.stderr).toMatch(/cannot reach Redis at cluster 127\.0\.0\.1:1 .*not starting/);
     expect(existsSync(marker('down'))).toBe(false);
@@ -193,7 +230,9 @@ describe('Redis Cluster', () => {
     expect(await deps.producers.exit.queue.getJobCounts('waiting', 'prioritized')).toMatchObject({ waiting: 1 });
     await closeProducers(deps.producers);
     // the Cluster instance is quit: no socket of it stays behind
-    const handles = (process as any)._getActiveHandles().filter((h: any) => h?.constructor?.name === 'Socket' && cluster.ports.includes(h.remotePort));
+    const handles = (process as any)
+      ._getActiveHandles()
+      .filter((h: any) => h?.constructor?.name === 'Socket' && cluster.ports.includes(h.remotePort));
     expect(handles).toEqual([]);
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig, parseConfig } from '../src/config.js';
 import { parseDuration } from '../src/duration.js';
+import { redisAddress } from '../src/redis.js';
 import { tempDir } from './support/temp-dir.js';
 
 describe('durations', () => {
@@ -48,17 +49,62 @@ describe('config', () => {
     expect(() => parseConfig({ fleet: { rosterCommand: 'claude agents' } })).toThrow(/fleet.rosterCommand/);
   });
   it('a Redis address that cannot work is refused at load (exit 2), not at first connect', () => {
-    for (const redisUrl of ['localhost:6379', 'http://h:6379', 'redis://h:99999', 'redis://h/abc']) expect(() => parseConfig({ redisUrl }, { env: {} }), redisUrl).toThrow(/"redisUrl" takes a URL/);
-    for (const redisUrl of ['redis://:pw@h:6379/2', 'rediss://[::1]:6380', 'redis://h']) expect(parseConfig({ redisUrl }, { env: {} }).redisUrl).toBe(redisUrl);
+    for (const redisUrl of ['localhost:6379', 'http://h:6379', 'redis://h:99999', 'redis://h/abc'])
+      expect(() => parseConfig({ redisUrl }, { env: {} }), redisUrl).toThrow(/"redisUrl" takes a URL/);
+    for (const redisUrl of ['redis://:pw@h:6379/2', 'rediss://[::1]:6380', 'redis://h'])
+      expect(parseConfig({ redisUrl }, { env: {} }).redisUrl).toBe(redisUrl);
     expect(() => parseConfig({}, { env: { REDIS_URL: 'nope' } })).toThrow(/REDIS_URL .*redisUrl/);
-    for (const node of ['10.0.0.5:99999', '10.0.0.5:0']) expect(() => parseConfig({ redisCluster: [node] }, { env: {} }), node).toThrow(/"redisCluster.0" .*port is 1–65535/);
+    for (const node of ['10.0.0.5:99999', '10.0.0.5:0'])
+      expect(() => parseConfig({ redisCluster: [node] }, { env: {} }), node).toThrow(/"redisCluster.0" .*port is 1–65535/);
     expect(() => parseConfig({ redisCluster: ['redis://10.0.0.5:7000/3'] }, { env: {} })).toThrow(/no database/);
   });
   it('REDIS_URL overrides redisUrl; ~ and relative paths expand', () => {
-    const c = parseConfig({ redisUrl: 'redis://a:1', stateDir: 'rel/state', fleet: { tasksDir: '~/t' } }, { env: { REDIS_URL: 'redis://b:2' }, cwd: '/srv' });
+    const c = parseConfig(
+      { redisUrl: 'redis://a:1', stateDir: 'rel/state', fleet: { tasksDir: '~/t' } },
+      { env: { REDIS_URL: 'redis://b:2' }, cwd: '/srv' },
+    );
     expect(c.redisUrl).toBe('redis://b:2');
     expect(c.stateDir).toBe('/srv/rel/state');
     expect(c.fleet.tasksDir).toBe(join(homedir(), 't'));
+  });
+  it('a Redis the user names turns the private one off; SUNSET_DEFAULT_REDIS_URL moves the default address without naming one', () => {
+    const bare = parseConfig({}, { env: {} });
+    expect(bare.privateRedis).toBe('auto');
+    expect(bare.redisUrl).toBe('redis://127.0.0.1:6379');
+    // named in the file (even as the default address), by a Cluster, or by $REDIS_URL: used as named
+    expect(parseConfig({ redisUrl: 'redis://127.0.0.1:6379' }, { env: {} }).privateRedis).toBe('never');
+    expect(parseConfig({ redisCluster: ['10.0.0.5:7000'] }, { env: {} }).privateRedis).toBe('never');
+    expect(parseConfig({ privateRedis: 'always' }, { env: { REDIS_URL: 'redis://b:2' } })).toMatchObject({
+      privateRedis: 'never',
+      redisUrl: 'redis://b:2',
+    });
+    expect(parseConfig({ redisCluster: null }, { env: {} }).privateRedis).toBe('auto');
+    expect(() => parseConfig({ privateRedis: 'always', redisUrl: 'redis://h:1' }, { env: {} })).toThrow(
+      /"privateRedis" is "always", but "redisUrl" names a Redis/,
+    );
+    expect(() => parseConfig({ privateRedis: 'sometimes' }, { env: {} })).toThrow(/"privateRedis"/);
+    // the default address moves, and stays unnamed: auto still applies
+    expect(parseConfig({}, { env: { SUNSET_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1' } })).toMatchObject({
+      privateRedis: 'auto',
+      redisUrl: 'redis://127.0.0.1:1',
+    });
+    expect(parseConfig({ redisUrl: 'redis://h:2' }, { env: { SUNSET_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1' } }).redisUrl).toBe(
+      'redis://h:2',
+    );
+    expect(() => parseConfig({}, { env: { SUNSET_DEFAULT_REDIS_URL: 'nope' } })).toThrow(/SUNSET_DEFAULT_REDIS_URL/);
+  });
+  it('redisUrl takes a unix socket: unix:///absolute/path.sock, at most ?db=N', () => {
+    for (const redisUrl of ['unix:///run/redis/redis.sock', 'unix:///tmp/a%20b/r.sock?db=2', 'unix:/tmp/r.sock'])
+      expect(parseConfig({ redisUrl }, { env: {} }).redisUrl, redisUrl).toBe(redisUrl);
+    for (const [redisUrl, why] of [
+      ['unix://host/tmp/r.sock', /names a host/],
+      ['unix:///', /names no socket path/],
+      ['unix:///tmp/r.sock?db=x', /database "x"/],
+      ['unix:///tmp/r.sock?password=p', /only \?db=N/],
+    ] as const)
+      expect(() => parseConfig({ redisUrl }, { env: {} }), redisUrl).toThrow(why);
+    expect(redisAddress('unix:///tmp/a%20b/r.sock?db=2')).toEqual({ path: '/tmp/a b/r.sock', db: 2 });
+    expect(redisAddress('redis://:pw@h:7/3')).toEqual({ host: 'h', port: 7, password: 'pw', db: 3 });
   });
   it('a named config file that is missing is an error; the implicit one is optional', () => {
     const dir = tempDir('sunset-cfg-');

@@ -47,13 +47,20 @@ describe('D1: nothing in src/, queues/ or workers/ sends a signal', () => {
 
 describe('D2: only the exit worker calls sessionExit()', () => {
   it('no other module imports sessionExit', () => {
-    const importers = product.filter((f) => /import\s*\{[^}]*\bsessionExit\b[^}]*\}\s*from\s*['"][^'"]*session-exit\.js['"]/.test(code(f)) || /import\s*\(\s*['"][^'"]*src\/session-exit/.test(code(f)));
+    const importers = product.filter(
+      (f) =>
+        /import\s*\{[^}]*\bsessionExit\b[^}]*\}\s*from\s*['"][^'"]*session-exit\.js['"]/.test(code(f)) ||
+        /import\s*\(\s*['"][^'"]*src\/session-exit/.test(code(f)),
+    );
     expect(importers.map((f) => relative(ROOT, f))).toEqual(['workers/session-exit.ts']);
   });
   it('nothing re-exports it or reaches it by a namespace import', () => {
     for (const f of product) {
       const t = code(f);
-      expect(/export\s*\{[^}]*sessionExit|export\s*\*\s*from\s*['"][^'"]*session-exit/.test(t) && !f.endsWith('src/session-exit.ts'), f).toBe(false);
+      expect(
+        /export\s*\{[^}]*sessionExit|export\s*\*\s*from\s*['"][^'"]*session-exit/.test(t) && !f.endsWith('src/session-exit.ts'),
+        f,
+      ).toBe(false);
       expect(/import\s*\*\s*as\s*\w+\s*from\s*['"][^'"]*session-exit\.js['"]/.test(t), f).toBe(false);
     }
   });

@@ -19,7 +19,7 @@ describe('expire on a test fleet', () => {
   const clients: Attachment[] = [];
   const stops: Array<() => void> = [];
   const ctx = useFleet({
-    then: async () => {
+    after: async () => {
       for (const stop of stops.splice(0)) stop();
       for (const c of clients.splice(0)) await c.close();
     },
@@ -49,7 +49,12 @@ describe('expire on a test fleet', () => {
     // silence against the time it ENDS (src/fleet.ts), so on a loaded box a slow roster call inflates it
     // (by at most probeTimeout, 5 s here)
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { expireIdle: 10_000, expireEvery: 300 } }));
-    const names = new Map(Object.entries({ idleBg, idleIt, attached, busy, waiting, awaiting, active, recent, inbox, noTranscript }).map(([k, a]) => [a.kind === 'interactive' ? a.sessionId : a.id, k]));
+    const names = new Map(
+      Object.entries({ idleBg, idleIt, attached, busy, waiting, awaiting, active, recent, inbox, noTranscript }).map(([k, a]) => [
+        a.kind === 'interactive' ? a.sessionId : a.id,
+        k,
+      ]),
+    );
     await until('both idle untasked sessions left', () => ctx.fleet.ended(idleBg).length > 0 && ctx.fleet.ended(idleIt).length > 0);
     expect(ctx.fleet.ended(idleBg)).toMatchObject([{ how: 'stop' }]); // claude stop: a background session
     expect(ctx.fleet.ended(idleIt)).toMatchObject([{ how: 'exit-typed' }]); // /exit typed into its pane
@@ -86,7 +91,8 @@ describe('expire on a test fleet', () => {
     const reqs = ctx.fleet.requests(stubborn);
     expect(reqs.map((r) => r.how)).toEqual(['stop', 'stop', 'stop']);
     // never while the previous request is still confirming: exitConfirm + retryWait between calls
-    for (let i = 1; i < reqs.length; i++) expect(Date.parse(reqs[i].at) - Date.parse(reqs[i - 1].at)).toBeGreaterThanOrEqual(windows.exitConfirm + windows.retryWait - 100);
+    for (let i = 1; i < reqs.length; i++)
+      expect(Date.parse(reqs[i].at) - Date.parse(reqs[i - 1].at)).toBeGreaterThanOrEqual(windows.exitConfirm + windows.retryWait - 100);
     expect(alarms()).toHaveLength(1);
     expect(alarms()[0]).toMatchObject({ kind: 'session-will-not-exit', taskId: null, sessionId: stubborn.sessionId, id: stubborn.id });
     expect(ctx.sunset.exitCalls).toEqual([stubborn.id, stubborn.id, stubborn.id]);
@@ -115,7 +121,8 @@ describe('expire on a test fleet', () => {
 
 describe('sunset expire (the CLI)', () => {
   const ctx = useFleet();
-  const expire = (args: string[], host: string) => runCli(['expire', '--config', ctx.fleet.writeConfig({ host, windows: { expireIdle: '30m' } }), ...args]);
+  const expire = (args: string[], host: string) =>
+    runCli(['expire', '--config', ctx.fleet.writeConfig({ host, windows: { expireIdle: '30m' } }), ...args]);
 
   it('prints one line per session it would exit (or did enqueue); the spared only with --verbose', async () => {
     const host = uniqueHost();
@@ -126,7 +133,9 @@ describe('sunset expire (the CLI)', () => {
 
     const dry = await expire(['--dry-run'], host);
     expect(dry.code).toBe(0);
-    expect(dry.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^would-enqueue\\s+${idle.id}\\s+silent 1h\\S*\\s+request 1/3$`))]);
+    expect(dry.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^would-enqueue\\s+${idle.id}\\s+silent 1h\\S*\\s+request 1/3$`)),
+    ]);
 
     const verbose = await expire(['--dry-run', '--verbose'], host);
     expect(verbose.stdout).toMatch(new RegExp(`^spared\\s+${young.id}\\s+silent 1m\\S*\\s+\\(idle-short\\)$`, 'm'));
@@ -134,7 +143,9 @@ describe('sunset expire (the CLI)', () => {
     expect(existsSync(join(ctx.fleet.stateDir, 'expire'))).toBe(false); // a dry run latches nothing
 
     const real = await expire([], host);
-    expect(real.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^enqueued\\s+${idle.id}\\s+silent 1h\\S*\\s+request 1/3$`))]);
+    expect(real.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^enqueued\\s+${idle.id}\\s+silent 1h\\S*\\s+request 1/3$`)),
+    ]);
     expect(readdirSync(join(ctx.fleet.stateDir, 'expire')).filter((n) => !n.startsWith('.'))).toHaveLength(1);
     // no `sunset up` runs here: the request waits in the queue; a second scan does not request again
     const again = await expire([], host);

@@ -2,14 +2,14 @@
 // twice, no task gets over 3 requests, no alarm is raised twice, and the chain still finishes.
 import { readAudit } from '../src/store/audit.js';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { CLI } from './support/cli.js';
 import { FAST_WINDOWS, startTestSunset, testConfig, uniqueHost } from './support/sunset.js';
 import { ownRedis, type OwnRedis } from './support/redis.js';
 import { until, useFleet } from './support/use-fleet.js';
 import { Alarms } from '../src/store/alarms.js';
+import { parseConfig } from '../src/config.js';
 
 const H = 3_600_000;
 let procs: ChildProcess[] = [];
@@ -20,7 +20,7 @@ const ctx = useFleet({
     for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL'); // our own sunset processes
     procs = [];
   },
-  then: async () => {
+  after: async () => {
     await redis?.destroy();
     redis = null;
   },
@@ -30,7 +30,9 @@ const task = (id: string) => ctx.fleet.readTask(id);
 const audits = (stateDir: string, event: string) => readAudit(stateDir).filter((e) => e.event === event).length;
 
 function startUp(cfgFile: string): ChildProcess {
-  const p = spawn(process.execPath, [CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', cfgFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const p = spawn(process.execPath, [CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', cfgFile], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   p.stderr!.resume();
   procs.push(p);
   return p;
@@ -46,7 +48,12 @@ describe('kill -9 of sunset mid-chain, then restart', () => {
     const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     ctx.fleet.writeTask({ id: 'k', state: 'done', sessionId: a.sessionId });
     const host = uniqueHost();
-    const cfgFile = ctx.fleet.writeConfig({ host, probeTimeout: 2000, exitRate: { max: 20, per: 100 }, windows: { ...FAST_WINDOWS, exitConfirm: 300, reconcileEvery: 500 } });
+    const cfgFile = ctx.fleet.writeConfig({
+      host,
+      probeTimeout: 2000,
+      exitRate: { max: 20, per: 100 },
+      windows: { ...FAST_WINDOWS, exitConfirm: 300, reconcileEvery: 500 },
+    });
     const stages: Array<[string, () => boolean]> = [
       ['released', () => Boolean(task('k').releasedAt)],
       ['asked', () => Boolean(task('k').exitAskedAt)],
@@ -68,14 +75,19 @@ describe('kill -9 of sunset mid-chain, then restart', () => {
     // one message, across four crashes: the session's model was sent it once (a crash may fall between the latch and its audit line)
     expect(audits(stateDir, 'exit:asked')).toBeLessThanOrEqual(1);
     expect(ctx.fleet.messages(a)).toHaveLength(1);
-    expect(new Alarms({ stateDir, host, alarms: { webhook: null, command: null }, probeTimeout: 1000 }).list()).toHaveLength(1);
+    expect(new Alarms({ stateDir, host, alarms: parseConfig({}, { env: {} }).alarms, probeTimeout: 1000 }).list()).toHaveLength(1);
     expect(ctx.fleet.isAlive(a)).toBe(true);
   }, 120_000);
 
   it('an ordinary session still leaves after crashes at every stage', async () => {
     const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     ctx.fleet.writeTask({ id: 'o', state: 'done', sessionId: a.sessionId });
-    const cfgFile = ctx.fleet.writeConfig({ host: uniqueHost(), probeTimeout: 2000, exitRate: { max: 20, per: 100 }, windows: { ...FAST_WINDOWS, reconcileEvery: 500 } });
+    const cfgFile = ctx.fleet.writeConfig({
+      host: uniqueHost(),
+      probeTimeout: 2000,
+      exitRate: { max: 20, per: 100 },
+      windows: { ...FAST_WINDOWS, reconcileEvery: 500 },
+    });
     for (const [what, cond] of [
       ['released', () => Boolean(task('o').releasedAt)],
       ['asked', () => Boolean(task('o').exitAskedAt)],
@@ -96,7 +108,9 @@ describe('Redis loses everything mid-chain', () => {
     redis = await ownRedis();
     const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     ctx.fleet.writeTask({ id: 'f', state: 'done', sessionId: a.sessionId });
-    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { redisUrl: redis.url, windows: { exitConfirm: 300, retryWait: 600, reconcileEvery: 300 } }));
+    ctx.sunset = await startTestSunset(
+      testConfig(ctx.fleet, { redisUrl: redis.url, windows: { exitConfirm: 300, retryWait: 600, reconcileEvery: 300 } }),
+    );
     await until('request 1', () => task('f').exitRequests >= 1);
     await redis.flushAll();
     await until('gave up', () => Boolean(task('f').exitGaveUpAt), 60_000);

@@ -21,7 +21,13 @@ describe("the roster from Claude Code's files", () => {
     const file = join(ctx.fleet.claudeDir, 'sessions', `${a.pid}.json`);
     expect(await waitFor(() => existsSync(file) && existsSync(join(ctx.fleet.claudeDir, 'sessions', `${b.pid}.json`)), 10_000)).toBe(true);
     const good = await readFileRoster(ctx.fleet.claudeDir, await readProcTable());
-    expect(good.ok && good.rows.filter((r) => r.pid !== null).map((r) => r.pid).sort()).toEqual([a.pid, b.pid].sort());
+    expect(
+      good.ok &&
+        good.rows
+          .filter((r) => r.pid !== null)
+          .map((r) => r.pid)
+          .sort(),
+    ).toEqual([a.pid, b.pid].sort());
 
     const cfg = testConfig(ctx.fleet, { fleet: { rosterFrom: 'files' } });
     expect((await gatherFleet(cfg)).rosterFrom).toBe('files');

@@ -41,4 +41,29 @@ describe('fleetCache', () => {
     const later = await source(1000);
     expect(later.sessions.some((v) => v.sessionId === s.sessionId)).toBe(true);
   });
+
+  it('a sweep on the files never waits behind a slow one on the CLI; CLI callers share the next CLI sweep', async () => {
+    const s = await ctx.fleet.spawnBackground({ transcriptAgeMs: 3_600_000 });
+    const base = testConfig(ctx.fleet);
+    // the CLI's roster, 1.5 s late (a loaded box): the schedule's sweeps read Claude Code's files meanwhile
+    const slow = ['sh', '-c', 'sleep 1.5; exec "$0" "$@"', ...base.fleet.rosterCommand];
+    const source = fleetCache({ ...base, fleet: { ...base.fleet, rosterCommand: slow, rosterFrom: 'files' } });
+    const t0 = Date.now();
+    const cli = source(0, { roster: 'cli' });
+    await new Promise((r) => setTimeout(r, 50));
+    const files = await source(0, { tmux: 'if-needed' });
+    const filesMs = Date.now() - t0;
+    expect(files.rosterFrom).toBe('files');
+    expect(files.sessions.some((v) => v.sessionId === s.sessionId)).toBe(true);
+    expect(filesMs).toBeLessThan(1400); // it did not wait for the CLI's 1.5 s
+    // a second caller on the CLI's word, after the first began: the next CLI sweep, shared by every such caller
+    const [a, b] = [source(0, { roster: 'cli' }), source(0, { roster: 'cli' })];
+    const first = await cli;
+    expect(first.rosterFrom).toBe('cli');
+    const [sa, sb] = await Promise.all([a, b]);
+    expect(sa).toBe(sb);
+    expect(sa).not.toBe(first);
+    expect(sa.rosterFrom).toBe('cli');
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(3000); // two CLI sweeps, one after the other, never at once
+  });
 });

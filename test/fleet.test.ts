@@ -60,7 +60,15 @@ describe('test fleet: layout and roster', () => {
     const rows = JSON.parse(out) as Array<Record<string, any>>;
     expect(rows).toHaveLength(54);
     const byId = new Map(rows.map((r) => [r.sessionId, r]));
-    expect(byId.get(bg.sessionId)).toMatchObject({ id: bg.id, kind: 'background', pid: bg.pid, state: 'working', status: 'busy', cwd: bg.cwd, name: 'fix-login' });
+    expect(byId.get(bg.sessionId)).toMatchObject({
+      id: bg.id,
+      kind: 'background',
+      pid: bg.pid,
+      state: 'working',
+      status: 'busy',
+      cwd: bg.cwd,
+      name: 'fix-login',
+    });
     expect(typeof byId.get(bg.sessionId)!.startedAt).toBe('number'); // epoch ms, as the real CLI prints it
     expect(byId.get(bg.sessionId)!.startedAt).toBeGreaterThan(Date.now() - 60_000);
     // an interactive row carries no id and no state (the real CLI's shape)
@@ -267,7 +275,10 @@ describe('test fleet: exit paths', () => {
 
     expect((await f.stop(a)).code).toBe(0);
     expect(await f.waitForExit(succ, 5000)).toBe(true);
-    expect(f.ended(a).map((e) => [e.how, e.pid])).toEqual([['to-background', a.pid], ['stop', succ]]);
+    expect(f.ended(a).map((e) => [e.how, e.pid])).toEqual([
+      ['to-background', a.pid],
+      ['stop', succ],
+    ]);
     expect((await f.roster()).find((x) => x.id === a.id)!.pid).toBeUndefined();
     expect(f.unexplainedDeaths()).toEqual([]);
   });
@@ -336,8 +347,13 @@ describe('test fleet: attach, faults, signals, teardown', () => {
     process.kill(it1.pid, 'SIGINT');
     process.kill(it1.pid, 'SIGHUP');
     expect(await waitFor(() => f.signals().length === 4, 3000)).toBe(true);
-    const got = f.signals().map((s) => `${s.id}:${s.pid}:${s.signal}`).sort();
-    expect(got).toEqual([`${bg.id}:${bg.pid}:SIGTERM`, `${bg.id}:${bg.pid}:SIGUSR1`, `${it1.id}:${it1.pid}:SIGHUP`, `${it1.id}:${it1.pid}:SIGINT`].sort());
+    const got = f
+      .signals()
+      .map((s) => `${s.id}:${s.pid}:${s.signal}`)
+      .sort();
+    expect(got).toEqual(
+      [`${bg.id}:${bg.pid}:SIGTERM`, `${bg.id}:${bg.pid}:SIGUSR1`, `${it1.id}:${it1.pid}:SIGHUP`, `${it1.id}:${it1.pid}:SIGINT`].sort(),
+    );
     expect(f.isAlive(bg)).toBe(true);
     expect(f.isAlive(it1)).toBe(true);
     expect(f.unexplainedDeaths()).toEqual([]);

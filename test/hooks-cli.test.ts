@@ -22,7 +22,7 @@ const USER_HOOKS = {
 function writeSettings(): string {
   const file = join(ctx.fleet.root, 'claude', 'settings.json');
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ model: 'opus', hooks: USER_HOOKS }, null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify({ model: 'opus', hooks: USER_HOOKS }, null, 2)}\n`);
   return file;
 }
 
@@ -68,7 +68,7 @@ describe('sunset hooks + hook-event + verdict', () => {
     expect(await verdictOf(cfg, a)).toMatchObject({ verdict: 'eligible', reasons: [] });
 
     await fire(settings, a, 'UserPromptSubmit', { prompt: 'go on' });
-    let v = await verdictOf(cfg, a);
+    const v = await verdictOf(cfg, a);
     expect(v.verdict).toBe('protected');
     expect(v.reasons.sort()).toEqual(['hook-busy', 'hook-disagrees']); // the roster says idle
     expect(v.evidence.hooks).toMatchObject({ state: 'busy', event: 'UserPromptSubmit', fresh: true });
@@ -76,7 +76,13 @@ describe('sunset hooks + hook-event + verdict', () => {
     await fire(settings, a, 'Stop', { stop_hook_active: false, background_tasks: [{ id: 'bg-1', command: 'npm test' }] });
     expect((await verdictOf(cfg, a)).reasons).toEqual(['hook-background-tasks']);
 
-    await fire(settings, a, 'Notification', { message: 'Claude needs your permission to use Bash', notification_type: 'permission_prompt' }, 'permission_prompt');
+    await fire(
+      settings,
+      a,
+      'Notification',
+      { message: 'Claude needs your permission to use Bash', notification_type: 'permission_prompt' },
+      'permission_prompt',
+    );
     expect((await verdictOf(cfg, a)).reasons.sort()).toEqual(['hook-background-tasks', 'hook-disagrees', 'hook-waiting']);
 
     await fire(settings, a, 'Stop', { stop_hook_active: false });

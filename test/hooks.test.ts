@@ -4,9 +4,38 @@
 import { chmodSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { decide, hookDisagrees, REASONS, type Evidence, type HookFacts, type Policy, type SessionFacts, type TaskFacts } from '../src/doctrine/verdict.js';
-import { applyHookEvent, hookFileName, parseHookInput, pruneHookStates, readHookState, recordHookEvent, type HookState } from '../src/evidence/hook-events.js';
-import { addSunsetHooks, hookCommand, hookFacts, installHooks, installedSunsetHooks, isSunsetHook, removeHooks, removeSunsetHooks, SettingsError, HOOK_MARKER, type Settings } from '../src/evidence/hooks.js';
+import {
+  decide,
+  hookDisagrees,
+  REASONS,
+  type Evidence,
+  type HookFacts,
+  type Policy,
+  type SessionFacts,
+  type TaskFacts,
+} from '../src/doctrine/verdict.js';
+import {
+  applyHookEvent,
+  hookFileName,
+  parseHookInput,
+  pruneHookStates,
+  readHookState,
+  recordHookEvent,
+  type HookState,
+} from '../src/evidence/hook-events.js';
+import {
+  addSunsetHooks,
+  hookCommand,
+  hookFacts,
+  installHooks,
+  installedSunsetHooks,
+  isSunsetHook,
+  removeHooks,
+  removeSunsetHooks,
+  SettingsError,
+  HOOK_MARKER,
+  type Settings,
+} from '../src/evidence/hooks.js';
 import { dirFromArgv, hookEventMain } from '../src/cli/hook-event.js';
 import { parseConfig } from '../src/config.js';
 import { tempDir } from './support/temp-dir.js';
@@ -14,26 +43,69 @@ import { tempDir } from './support/temp-dir.js';
 const MIN = 60_000;
 const now = Date.parse('2026-11-30T12:00:00Z');
 const ago = (ms: number) => new Date(now - ms).toISOString();
-const policy: Policy = { grace: 15 * MIN, silence: 15 * MIN, askWait: 10 * MIN, retryWait: 10 * MIN, expireIdle: 48 * 60 * MIN, maxExitRequests: 3 };
+const policy: Policy = {
+  grace: 15 * MIN,
+  silence: 15 * MIN,
+  askWait: 10 * MIN,
+  retryWait: 10 * MIN,
+  expireIdle: 48 * 60 * MIN,
+  exitConfirm: MIN,
+  maxExitRequests: 3,
+};
 const doneTask = (): TaskFacts => ({ id: 't1', state: 'done', terminal: true, exitRequests: 0, releasedAt: ago(60 * MIN) });
-const hook = (h: Partial<HookFacts> = {}): HookFacts => ({ state: 'idle', event: 'Stop', at: ago(MIN), ageMs: MIN, fresh: true, backgroundTasks: 0, ...h });
+const hook = (h: Partial<HookFacts> = {}): HookFacts => ({
+  state: 'idle',
+  event: 'Stop',
+  at: ago(MIN),
+  ageMs: MIN,
+  fresh: true,
+  backgroundTasks: 0,
+  ...h,
+});
 const session = (e: Partial<Evidence> = {}): SessionFacts => ({
   id: 'abc12345',
   sessionId: 'uuid-1',
   kind: 'background',
   pid: 4242,
-  evidence: { live: true, status: 'idle', silenceMs: 30 * MIN, attached: false, inboxPending: 0, probeFailures: [], task: doneTask(), openTasks: [], invalidTasks: [], ...e },
+  evidence: {
+    live: true,
+    status: 'idle',
+    silenceMs: 30 * MIN,
+    attached: false,
+    inboxPending: 0,
+    probeFailures: [],
+    task: doneTask(),
+    openTasks: [],
+    invalidTasks: [],
+    ...e,
+  },
 });
 
 describe('decide: hook evidence', () => {
   const cases: Array<[string, Partial<Evidence>, string[]]> = [
     ['roster idle, hooks idle (Stop): they agree, nothing added', { hooks: hook() }, []],
-    ['roster idle, hooks busy: busy, and the two disagree', { hooks: hook({ state: 'busy', event: 'PreToolUse' }) }, ['hook-busy', 'hook-disagrees']],
-    ['roster idle, a permission prompt open', { hooks: hook({ state: 'waiting', event: 'Notification', notificationType: 'permission_prompt' }) }, ['hook-waiting', 'hook-disagrees']],
+    [
+      'roster idle, hooks busy: busy, and the two disagree',
+      { hooks: hook({ state: 'busy', event: 'PreToolUse' }) },
+      ['hook-busy', 'hook-disagrees'],
+    ],
+    [
+      'roster idle, a permission prompt open',
+      { hooks: hook({ state: 'waiting', event: 'Notification', notificationType: 'permission_prompt' }) },
+      ['hook-waiting', 'hook-disagrees'],
+    ],
     ['roster busy, hooks say the turn ended', { status: 'busy', hooks: hook() }, ['status-busy', 'hook-disagrees']],
     ['roster busy, hooks busy: agreement', { status: 'busy', hooks: hook({ state: 'busy' }) }, ['status-busy', 'hook-busy']],
-    ['roster busy, session ended by its hooks', { status: 'busy', hooks: hook({ state: 'ended', event: 'SessionEnd' }) }, ['status-busy', 'hook-disagrees']],
-    ['roster waiting, hooks idle (idle_prompt): not a disagreement', { status: 'waiting', hooks: hook({ notificationType: 'idle_prompt' }) }, ['status-waiting']],
+    [
+      'roster busy, session ended by its hooks',
+      { status: 'busy', hooks: hook({ state: 'ended', event: 'SessionEnd' }) },
+      ['status-busy', 'hook-disagrees'],
+    ],
+    [
+      'roster waiting, hooks idle (idle_prompt): not a disagreement',
+      { status: 'waiting', hooks: hook({ notificationType: 'idle_prompt' }) },
+      ['status-waiting'],
+    ],
     ['Stop with background tasks still running', { hooks: hook({ backgroundTasks: 2 }) }, ['hook-background-tasks']],
     ['roster idle, hooks ended (SessionEnd): agreement', { hooks: hook({ state: 'ended', event: 'SessionEnd' }) }, []],
     ['stale busy hooks change nothing', { hooks: hook({ state: 'busy', fresh: false, ageMs: 20 * MIN }) }, []],
@@ -49,7 +121,8 @@ describe('decide: hook evidence', () => {
     });
   }
   it('every hook reason has plain words', () => {
-    for (const r of ['hook-busy', 'hook-waiting', 'hook-disagrees', 'hook-background-tasks'] as const) expect(REASONS[r]).toMatch(/\w+ \w+/);
+    for (const r of ['hook-busy', 'hook-waiting', 'hook-disagrees', 'hook-background-tasks'] as const)
+      expect(REASONS[r]).toMatch(/\w+ \w+/);
   });
   it('hookDisagrees is symmetric in spirit: idle vs working, either way round', () => {
     expect(hookDisagrees('idle', 'busy')).toBe(true);
@@ -60,7 +133,15 @@ describe('decide: hook evidence', () => {
 });
 
 describe('hookFacts: freshness', () => {
-  const st = (at: string, extra: Partial<HookState> = {}): HookState => ({ v: 1, sessionId: 's', state: 'busy', event: 'PreToolUse', at, backgroundTasks: 0, ...extra });
+  const st = (at: string, extra: Partial<HookState> = {}): HookState => ({
+    v: 1,
+    sessionId: 's',
+    state: 'busy',
+    event: 'PreToolUse',
+    at,
+    backgroundTasks: 0,
+    ...extra,
+  });
   it('fresh within freshFor, stale after; a future time (clock skew) is fresh', () => {
     expect(hookFacts(st(ago(15 * MIN)), now, 15 * MIN)).toMatchObject({ fresh: true, ageMs: 15 * MIN, state: 'busy' });
     expect(hookFacts(st(ago(15 * MIN + 1)), now, 15 * MIN)?.fresh).toBe(false);
@@ -79,7 +160,10 @@ describe('applyHookEvent: the state machine', () => {
     expect(applyHookEvent(null, ev('UserPromptSubmit'), at)?.state).toBe('busy');
     expect(applyHookEvent(null, ev('PreToolUse', { tool_name: 'Bash' }), at)?.state).toBe('busy');
     expect(applyHookEvent(null, ev('Stop'), at)).toMatchObject({ state: 'idle', lastStopAt: at, backgroundTasks: 0 });
-    expect(applyHookEvent(null, ev('Notification', { notification_type: 'permission_prompt' }), at)).toMatchObject({ state: 'waiting', notificationType: 'permission_prompt' });
+    expect(applyHookEvent(null, ev('Notification', { notification_type: 'permission_prompt' }), at)).toMatchObject({
+      state: 'waiting',
+      notificationType: 'permission_prompt',
+    });
     expect(applyHookEvent(null, ev('Notification', { notification_type: 'idle_prompt' }), at)?.state).toBe('idle');
     expect(applyHookEvent(null, ev('SessionEnd', { reason: 'logout' }), at)).toMatchObject({ state: 'ended', reason: 'logout' });
   });
@@ -110,7 +194,10 @@ describe('parseHookInput', () => {
     const big = `{"session_id":"s-big","transcript_path":"/t","cwd":"/w","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"content":"${'x'.repeat(3 * 1024 * 1024)}"}}`;
     expect(parseHookInput(big)).toMatchObject({ session_id: 's-big', hook_event_name: 'PreToolUse', cwd: '/w' });
     // torn JSON still yields the fields at its head
-    expect(parseHookInput('{"session_id":"s2","hook_event_name":"Stop", "oops')).toMatchObject({ session_id: 's2', hook_event_name: 'Stop' });
+    expect(parseHookInput('{"session_id":"s2","hook_event_name":"Stop", "oops')).toMatchObject({
+      session_id: 's2',
+      hook_event_name: 'Stop',
+    });
   });
   it('file names are safe whatever the session id says', () => {
     for (const id of ['../../etc/passwd', '.hidden', 'a/b', 'x*y']) {
@@ -130,7 +217,12 @@ describe('recordHookEvent and hook-event: fast, and never failing the hook', () 
     recordHookEvent(dir, JSON.stringify({ session_id: 'a', hook_event_name: 'Stop' }), now + 1000);
     recordHookEvent(dir, JSON.stringify({ session_id: 'b', hook_event_name: 'PreToolUse' }), now);
     expect(readdirSync(dir).sort()).toEqual(['a.json', 'b.json']);
-    expect(readHookState(dir, 'a')).toMatchObject({ state: 'idle', event: 'Stop', transcriptPath: '/t/a.jsonl', at: new Date(now + 1000).toISOString() });
+    expect(readHookState(dir, 'a')).toMatchObject({
+      state: 'idle',
+      event: 'Stop',
+      transcriptPath: '/t/a.jsonl',
+      at: new Date(now + 1000).toISOString(),
+    });
   });
   it('exits 0 on garbage, on no --dir, on a folder it cannot write; the last error is kept for a person', () => {
     const root = tmp();
@@ -147,7 +239,11 @@ describe('recordHookEvent and hook-event: fast, and never failing the hook', () 
     } finally {
       chmodSync(ro, 0o700);
     }
-    expect(hookEventMain(['--dir', join(root, 'h')], () => { throw new Error('stdin gone'); })).toBe(0);
+    expect(
+      hookEventMain(['--dir', join(root, 'h')], () => {
+        throw new Error('stdin gone');
+      }),
+    ).toBe(0);
     expect(readFileSync(join(root, 'h', '.last-error'), 'utf8')).toMatch(/stdin gone/);
     expect(dirFromArgv(['--dir', '/x'])).toBe('/x');
     expect(dirFromArgv(['--dir=/y', 'extra'])).toBe('/y');
@@ -156,7 +252,10 @@ describe('recordHookEvent and hook-event: fast, and never failing the hook', () 
     for (const f of ['src/evidence/hook-events.ts', 'src/cli/hook-event.ts', 'src/store/atomic-file.ts']) {
       const text = readFileSync(join(__dirname, '..', f), 'utf8');
       const imports = [...text.matchAll(/^import\s+(type\s+)?[^'"]*from\s+['"]([^'"]+)['"]/gm)].filter((m) => !m[1]).map((m) => m[2]);
-      expect(imports.every((m) => ['node:fs', 'node:path', '../evidence/hook-events.js', '../store/atomic-file.js'].includes(m)), `${f} imports ${imports.join(', ')}`).toBe(true);
+      expect(
+        imports.every((m) => ['node:fs', 'node:path', '../evidence/hook-events.js', '../store/atomic-file.js'].includes(m)),
+        `${f} imports ${imports.join(', ')}`,
+      ).toBe(true);
       expect(/import\s*\(/.test(text), `${f} has a dynamic import`).toBe(false);
     }
   });
@@ -193,7 +292,14 @@ describe('settings: merge, never drop a person’s hooks', () => {
     expect(s.hooks!.Stop[1]).toEqual({ matcher: '', hooks: [{ type: 'command', command: CMD, timeout: 10 }] });
     expect(s.hooks!.PreToolUse.map((g) => g.matcher)).toEqual(['Bash', '']);
     expect(s.hooks!.Notification.map((g) => g.matcher)).toEqual(['permission_prompt', 'idle_prompt']);
-    expect(installedSunsetHooks(s)).toEqual(['Stop', 'PreToolUse', 'UserPromptSubmit', 'Notification[permission_prompt]', 'Notification[idle_prompt]', 'SessionEnd']);
+    expect(installedSunsetHooks(s)).toEqual([
+      'Stop',
+      'PreToolUse',
+      'UserPromptSubmit',
+      'Notification[permission_prompt]',
+      'Notification[idle_prompt]',
+      'SessionEnd',
+    ]);
   });
   it('install twice is install once; a new command replaces the old one', () => {
     const once = addSunsetHooks(user, CMD);
@@ -208,8 +314,23 @@ describe('settings: merge, never drop a person’s hooks', () => {
     expect(removeSunsetHooks(user)).toEqual({ settings: user, removed: 0 });
   });
   it('a group a person shares with ours keeps the person’s hook; an empty event the person had stays', () => {
-    const shared: Settings = { hooks: { Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'mine' }, { type: 'command', command: CMD }] }], SubagentStop: [] } };
-    expect(removeSunsetHooks(shared).settings).toEqual({ hooks: { Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'mine' }] }], SubagentStop: [] } });
+    const shared: Settings = {
+      hooks: {
+        Stop: [
+          {
+            matcher: '',
+            hooks: [
+              { type: 'command', command: 'mine' },
+              { type: 'command', command: CMD },
+            ],
+          },
+        ],
+        SubagentStop: [],
+      },
+    };
+    expect(removeSunsetHooks(shared).settings).toEqual({
+      hooks: { Stop: [{ matcher: '', hooks: [{ type: 'command', command: 'mine' }] }], SubagentStop: [] },
+    });
   });
   it('a settings shape it does not understand is refused, not rewritten', () => {
     expect(() => addSunsetHooks({ hooks: [] as any }, CMD)).toThrow(SettingsError);
@@ -224,7 +345,7 @@ describe('the settings file: backup, atomic write, dry run', () => {
   it('install backs up first, keeps the mode, and remove restores the same settings', () => {
     const dir = tempDir('sunset-settings-');
     const file = join(dir, 'settings.json');
-    const original = JSON.stringify({ env: { A: '1' }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'mine' }] }] } }, null, 2) + '\n';
+    const original = `${JSON.stringify({ env: { A: '1' }, hooks: { Stop: [{ hooks: [{ type: 'command', command: 'mine' }] }] } }, null, 2)}\n`;
     writeFileSync(file, original, { mode: 0o600 });
     const r = installHooks(file, CMD, { now: clock });
     expect(r).toMatchObject({ changed: true, backup: `${file}.sunset-backup-20261130T120000123Z` });

@@ -20,7 +20,10 @@ describe('idle notices', () => {
     ctx.fleet.setStatus(a, 'busy');
     ctx.fleet.writeTask({ id: 'n1', state: 'done', sessionId: a.sessionId });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, SLOW_RECHECK));
-    await until('the ask deferred and an idle notice requested', () => ctx.sunset!.events.some((e) => e.event === 'ask:deferred') && ctx.fleet.idleRequests(a).length > 0);
+    await until(
+      'the ask deferred and an idle notice requested',
+      () => ctx.sunset!.events.some((e) => e.event === 'ask:deferred') && ctx.fleet.idleRequests(a).length > 0,
+    );
     const [req] = ctx.fleet.idleRequests(a);
     expect(req).toMatchObject({ accepted: true, from: expect.stringMatching(/^uds:.*\/sunset-\d+-[0-9a-f]{8}\.sock$/) });
     expect(ctx.fleet.idleNotices(a)).toEqual([]); // busy: nothing said yet
@@ -28,7 +31,11 @@ describe('idle notices', () => {
     ctx.fleet.setStatus(a, 'idle');
     await until('asked, requested and exited well inside the recheck', () => Boolean(task('n1').exitedAt));
     expect(ctx.fleet.idleNotices(a)).toMatchObject([{ state: 'idle', msgId: req!.msgId }]);
-    expect(ctx.sunset.events.find((e) => e.event === 'idle:notice')).toMatchObject({ sessionId: a.sessionId, state: 'idle', woke: [expect.stringMatching(/^ask\//)] });
+    expect(ctx.sunset.events.find((e) => e.event === 'idle:notice')).toMatchObject({
+      sessionId: a.sessionId,
+      state: 'idle',
+      woke: [expect.stringMatching(/^ask\//)],
+    });
     expect(ctx.fleet.messages(a)).toHaveLength(1); // still one message
     expect(ctx.fleet.ended(a)).toMatchObject([{ how: 'stop' }]);
     // the reply socket goes with sunset
@@ -57,17 +64,25 @@ describe('idle notices', () => {
     const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     const b = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     ctx.fleet.withoutIdleNotices(false);
-    for (const [id, s] of [['f1', a], ['f2', b]] as const) {
+    for (const [id, s] of [
+      ['f1', a],
+      ['f2', b],
+    ] as const) {
       ctx.fleet.setStatus(s, 'busy');
       ctx.fleet.writeTask({ id, state: 'done', sessionId: s.sessionId });
     }
     // no recheck and no reconcile pass in the test's time: only the session files' events can move these chains
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { recheck: 60_000, reconcileEvery: H } }));
-    await until('both asks deferred', () => ['f1', 'f2'].every((id) => ctx.sunset!.events.some((e) => e.event === 'ask:deferred' && e.taskId === id)));
+    await until('both asks deferred', () =>
+      ['f1', 'f2'].every((id) => ctx.sunset!.events.some((e) => e.event === 'ask:deferred' && e.taskId === id)),
+    );
     expect(ctx.fleet.idleRequests(a)).toEqual([]); // no notices offered: none asked for
     ctx.fleet.setStatus(a, 'idle'); // its sessions/<pid>.json says so, as Claude Code rewrites it
     await until('f1 asked, requested and exited well inside the recheck', () => Boolean(task('f1').exitedAt));
-    expect(ctx.sunset.events.find((e) => e.event === 'idle:file-moved' && e.sessionId === a.sessionId)).toMatchObject({ state: 'idle', woke: [expect.stringMatching(/^ask\//)] });
+    expect(ctx.sunset.events.find((e) => e.event === 'idle:file-moved' && e.sessionId === a.sessionId)).toMatchObject({
+      state: 'idle',
+      woke: [expect.stringMatching(/^ask\//)],
+    });
     expect(ctx.fleet.messages(a)).toHaveLength(1);
     // b, still busy, is stopped by a person: its file goes, and its chain ends at once, nothing asked
     expect(task('f2').exitAskedAt).toBeUndefined();
@@ -83,9 +98,15 @@ describe('idle notices', () => {
     ctx.fleet.setStatus(busy, 'busy');
     const att = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     const client = await ctx.fleet.attach(att);
-    for (const [id, s] of [['b', busy], ['t', att]] as const) ctx.fleet.writeTask({ id, state: 'done', sessionId: s.sessionId });
+    for (const [id, s] of [
+      ['b', busy],
+      ['t', att],
+    ] as const)
+      ctx.fleet.writeTask({ id, state: 'done', sessionId: s.sessionId });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { recheck: 100 } }));
-    await until('both deferred a few times', () => ['b', 't'].every((id) => ctx.sunset!.events.filter((e) => e.event === 'ask:deferred' && e.taskId === id).length >= 4));
+    await until('both deferred a few times', () =>
+      ['b', 't'].every((id) => ctx.sunset!.events.filter((e) => e.event === 'ask:deferred' && e.taskId === id).length >= 4),
+    );
     expect(ctx.fleet.idleRequests(busy)).toHaveLength(1); // the pending request serves every later deferral
     expect(ctx.fleet.idleRequests(att)).toEqual([]); // attached: a turn's end would change nothing
     await client.close();
@@ -100,7 +121,10 @@ describe('idle notices', () => {
       const { dryRun, ...over } = o as { dryRun?: boolean; fleet?: object };
       const cfg = testConfig(ctx.fleet, { ...over, windows: { recheck: 100 } });
       ctx.sunset = await startTestSunset(cfg, { dryRun: Boolean(dryRun) });
-      await until(`${id}: deferred a few times`, () => ctx.sunset!.events.filter((e) => e.event === 'ask:deferred' && e.taskId === id).length >= 3);
+      await until(
+        `${id}: deferred a few times`,
+        () => ctx.sunset!.events.filter((e) => e.event === 'ask:deferred' && e.taskId === id).length >= 3,
+      );
       expect(ctx.fleet.idleRequests(b)).toEqual([]);
       await ctx.sunset.close();
       ctx.sunset = null;
@@ -112,8 +136,12 @@ describe('idle notices', () => {
     const view = { verdict: 'protected', reasons: ['transcript-recent'], evidence: { silenceMs: 4_000 } } as any;
     const base = { act: 'ask' as const, view, rosterOk: true, now, recheck: 300_000 };
     expect(judge({ ...base, silence: 10_000 })).toMatchObject({ kind: 'defer', at: now + 6_000 });
-    expect(judge({ ...base, silence: 10_000, graceEnd: now + 9_000, view: { ...view, reasons: ['grace-pending', 'transcript-recent'] } })).toMatchObject({ at: now + 9_000 });
-    expect(judge({ ...base, silence: 10_000, view: { ...view, reasons: ['transcript-recent', 'status-busy'] } })).toMatchObject({ at: now + 300_000 });
+    expect(
+      judge({ ...base, silence: 10_000, graceEnd: now + 9_000, view: { ...view, reasons: ['grace-pending', 'transcript-recent'] } }),
+    ).toMatchObject({ at: now + 9_000 });
+    expect(judge({ ...base, silence: 10_000, view: { ...view, reasons: ['transcript-recent', 'status-busy'] } })).toMatchObject({
+      at: now + 300_000,
+    });
     expect(judge(base)).toMatchObject({ at: now + 300_000 }); // no silence given: the recheck
   });
 });

@@ -22,7 +22,9 @@ const DRAFTS: Record<string, string> = {
   'l-named-session-draft': 'a note for later', // a named session's upper rule carries its name
 };
 const NO_BOX = new Set(['h-permission-dialog-no-input-box']);
-const screens = readdirSync(DIR).filter((n) => n.endsWith('.ansi.txt')).map((n) => n.slice(0, -'.ansi.txt'.length));
+const screens = readdirSync(DIR)
+  .filter((n) => n.endsWith('.ansi.txt'))
+  .map((n) => n.slice(0, -'.ansi.txt'.length));
 
 describe('the input box of the real CLI', () => {
   it('has fixtures to read', () => expect(screens.length).toBeGreaterThanOrEqual(25));
@@ -30,7 +32,9 @@ describe('the input box of the real CLI', () => {
     const box = readInputBox(readFileSync(join(DIR, `${name}.ansi.txt`), 'utf8'));
     if (NO_BOX.has(name)) return expect(box.found).toBe(false);
     expect(box.found).toBe(true);
-    expect({ empty: box.empty, draft: box.draft }).toEqual(DRAFTS[name] !== undefined ? { empty: false, draft: DRAFTS[name] } : { empty: true, draft: '' });
+    expect({ empty: box.empty, draft: box.draft }).toEqual(
+      DRAFTS[name] !== undefined ? { empty: false, draft: DRAFTS[name] } : { empty: true, draft: '' },
+    );
   });
   it('a plain capture cannot see dim text: a known placeholder reads maybePlaceholder', () => {
     const plain = readInputBoxPlain(readFileSync(join(DIR, 'f-placeholder-queued-typed.txt'), 'utf8'));
@@ -50,7 +54,20 @@ describe('every pane of a tmux server, read in one call (panesDrafts)', () => {
     try {
       for (let i = 0; i < 12; i++) {
         const screen = join(DIR, `${i % 2 ? 'c-draft-one-line' : 'b-idle-after-turn'}.ansi.txt`);
-        const pane = tmux('new-session', '-d', '-P', '-F', '#{pane_id}', '-x', '200', '-y', '50', '-s', `p${i}`, `cat '${screen}'; exec sleep 60`).trim();
+        const pane = tmux(
+          'new-session',
+          '-d',
+          '-P',
+          '-F',
+          '#{pane_id}',
+          '-x',
+          '200',
+          '-y',
+          '50',
+          '-s',
+          `p${i}`,
+          `cat '${screen}'; exec sleep 60`,
+        ).trim();
         want.set(pane, i % 2 === 1);
       }
       socketPath = tmux('display-message', '-p', '#{socket_path}').trim();

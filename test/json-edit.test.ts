@@ -18,7 +18,11 @@ describe('scanTopLevelObject', () => {
     const text = '{ "a\\"b" : "x\\\\\\"}" ,"n":{"k":[1,{"}":"]"}]},\n"z":12345678901234567890 }\n';
     const spans = scanTopLevelObject(text);
     expect(spans.members.map((m) => m.key)).toEqual(['a"b', 'n', 'z']);
-    expect(spans.members.map((m) => text.slice(m.valueStart, m.valueEnd))).toEqual(['"x\\\\\\"}"', '{"k":[1,{"}":"]"}]}', '12345678901234567890']);
+    expect(spans.members.map((m) => text.slice(m.valueStart, m.valueEnd))).toEqual([
+      '"x\\\\\\"}"',
+      '{"k":[1,{"}":"]"}]}',
+      '12345678901234567890',
+    ]);
     expect(text[spans.open]).toBe('{');
     expect(text[spans.close]).toBe('}');
     expect(spans.close).toBe(text.length - 2);
@@ -83,7 +87,8 @@ describe('setTopLevelMembers', () => {
 
   // Random objects in random layouts: the result parses to the expected object, and every
   // member's raw text (and everything around the members) is unchanged except the edited values.
-  const key = fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', '"', '\\', '\n', '}', '{', ',', ':', ' ', '\u2028', '😀') , maxLength: 4 })
+  const key = fc
+    .string({ unit: fc.constantFrom('a', 'b', 'c', 'é', '"', '\\', '\n', '}', '{', ',', ':', ' ', '\u2028', '😀'), maxLength: 4 })
     .filter((k) => k !== '__proto__');
   const jsonValue = fc.jsonValue({ maxDepth: 3 });
   const ws = fc.stringMatching(/^[ \t\r\n]{0,3}$/);

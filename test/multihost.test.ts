@@ -64,7 +64,11 @@ describe('several hosts on one Redis', () => {
       }),
     );
     const [A, B] = setup;
-    procs.push(new SunsetProc(A.cfgFile, { cwd: A.fleet.root }), new SunsetProc(A.cfgFile, { cwd: A.fleet.root }), new SunsetProc(B.cfgFile, { cwd: B.fleet.root }));
+    procs.push(
+      new SunsetProc(A.cfgFile, { cwd: A.fleet.root }),
+      new SunsetProc(A.cfgFile, { cwd: A.fleet.root }),
+      new SunsetProc(B.cfgFile, { cwd: B.fleet.root }),
+    );
 
     for (const h of setup) {
       await until(`host ${h.host}: its session exited`, () => Boolean(h.fleet.readTask('same-task').exitedAt), 150_000);
@@ -74,7 +78,11 @@ describe('several hosts on one Redis', () => {
       expect(h.fleet.isAlive(h.lane)).toBe(true);
       expect(h.fleet.requests(h.lane)).toEqual([]);
       // this host's audit names only this host's session (the roster short ids differ between fleets)
-      const ids = new Set(ledger(h.fleet).filter((e) => e.id).map((e) => e.id));
+      const ids = new Set(
+        ledger(h.fleet)
+          .filter((e) => e.id)
+          .map((e) => e.id),
+      );
       expect([...ids]).toEqual([h.a.id]);
       expect(h.fleet.readTask('same-task').exitRequests).toBe(1);
     }
@@ -89,19 +97,30 @@ describe('several hosts on one Redis', () => {
         cursor = next;
         for (const k of keys) names.add(k.slice(QUEUE_PREFIX.length + 1, -':meta'.length));
       } while (cursor !== '0');
-      for (const host of hosts) for (const base of ['task-terminal', 'exit-ask', 'exit-retry', 'session-exit', 'reconcile', 'expire-scan']) expect(names, `${base}@${host}`).toContain(queueName(base, host));
+      for (const host of hosts)
+        for (const base of ['task-terminal', 'exit-ask', 'exit-retry', 'session-exit', 'reconcile', 'expire-scan'])
+          expect(names, `${base}@${host}`).toContain(queueName(base, host));
     } finally {
       redis.disconnect();
     }
 
     // the expire scheduler: one scan per period per host, though host A runs two processes
-    for (const h of setup) queues.push(new Queue(queueName('expire-scan', h.host), { connection: redisOptions(REDIS_URL), prefix: QUEUE_PREFIX }));
+    for (const h of setup)
+      queues.push(new Queue(queueName('expire-scan', h.host), { connection: redisOptions(REDIS_URL), prefix: QUEUE_PREFIX }));
     // a scheduler job's id is repeat:<scheduler>:<the slot it fills, in ms>
     const slots = async (q: Queue) => {
       const jobs = await q.getJobs(['completed', 'active', 'failed'], 0, 200);
-      return jobs.map((j) => Number(/^repeat:.*:(\d+)$/.exec(String(j.id))?.[1])).filter(Number.isFinite).sort((x, y) => x - y);
+      return jobs
+        .map((j) => Number(/^repeat:.*:(\d+)$/.exec(String(j.id))?.[1]))
+        .filter(Number.isFinite)
+        .sort((x, y) => x - y);
     };
-    await until('four expire scans on both hosts', async () => (await Promise.all(queues.map(slots))).every((s) => s.length >= 4), 180_000, 200);
+    await until(
+      'four expire scans on both hosts',
+      async () => (await Promise.all(queues.map(slots))).every((s) => s.length >= 4),
+      180_000,
+      200,
+    );
     for (const [i, q] of queues.entries()) {
       const s = await slots(q);
       // at most one scan in any period: two processes running the scheduler each would fill a period twice

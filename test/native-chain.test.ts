@@ -9,7 +9,12 @@ import { Alarms } from '../src/store/alarms.js';
 const H = 3_600_000;
 const ctx = useFleet();
 const until = untilWithin(20_000);
-const settled = (ago = H) => ({ state: 'done', tempo: 'idle', inFlight: { tasks: 0, queued: 0 }, lastTerminalAt: new Date(Date.now() - ago).toISOString() });
+const settled = (ago = H) => ({
+  state: 'done',
+  tempo: 'idle',
+  inFlight: { tasks: 0, queued: 0 },
+  lastTerminalAt: new Date(Date.now() - ago).toISOString(),
+});
 
 describe('the native chain: a background job Claude Code marks done leaves, with no task file', () => {
   it('grace after it settled, the one ask, claude stop; working, blocked, failed and stopped jobs are left alone', async () => {
@@ -89,11 +94,16 @@ describe("a person's draft", () => {
     await until('its prompt is drawn', () => ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('Type /exit to leave.'));
     ctx.fleet.tmux(['send-keys', '-t', i.paneId!, '-l', 'half a thought']); // typed, no Enter
     const cfg = testConfig(ctx.fleet);
-    await until('the draft is on screen', () => ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('\u276f\u00a0half a thought'));
+    await until('the draft is on screen', () =>
+      ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!]).includes('\u276f\u00a0half a thought'),
+    );
     const v = (await gatherFleet(cfg)).sessions.find((s) => s.sessionId === i.sessionId)!;
     expect(v.reasons).toContain('draft-pending');
     ctx.sunset = await startTestSunset(cfg);
-    await until('deferred on the draft', () => ctx.sunset!.events.filter((e) => /deferred$/.test(e.event) && /draft-pending/.test(e.why ?? '')).length >= 2);
+    await until(
+      'deferred on the draft',
+      () => ctx.sunset!.events.filter((e) => /deferred$/.test(e.event) && /draft-pending/.test(e.why ?? '')).length >= 2,
+    );
     expect(ctx.fleet.typed(i)).toEqual([]); // nothing typed: the draft is still the person's
     expect(ctx.fleet.tmux(['capture-pane', '-p', '-t', i.paneId!])).toContain('\u276f\u00a0half a thought');
     ctx.fleet.tmux(['send-keys', '-t', i.paneId!, 'Enter']); // the person sends it

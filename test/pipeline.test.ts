@@ -18,10 +18,17 @@ const until = untilWithin(20_000);
 describe('the exit pipeline', () => {
   it('a task turning terminal: released, asked once, requested, exited by its own path; other fields survive', async () => {
     const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
-    ctx.fleet.writeTask({ id: 'job-1', state: 'active', sessionId: a.sessionId, title: 'keep me', big: 12345678901234567890n.toString(), nested: { x: [1, 2] } });
+    ctx.fleet.writeTask({
+      id: 'job-1',
+      state: 'active',
+      sessionId: a.sessionId,
+      title: 'keep me',
+      big: 12345678901234567890n.toString(),
+      nested: { x: [1, 2] },
+    });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
     // the Driver finishes the task: rewrites the file by rename, as tools do
-    ctx.fleet.writeTask({ ...task('job-1'), state: 'done', closedBy: 'driver' });
+    ctx.fleet.writeTask({ ...task('job-1'), id: 'job-1', state: 'done', closedBy: 'driver' });
     await until('exitedAt latched', () => Boolean(task('job-1').exitedAt));
     const t = task('job-1');
     expect(t).toMatchObject({ state: 'done', title: 'keep me', closedBy: 'driver', nested: { x: [1, 2] }, exitRequests: 1 });
@@ -35,7 +42,8 @@ describe('the exit pipeline', () => {
     expect(ctx.sunset.exitCalls).toEqual([a.id]);
     const audit = () => readFileSync(join(ctx.sunset!.config.stateDir, 'audit.jsonl'), 'utf8');
     await until('the exit audited', () => audit().includes('"exit:exited"')); // written just after the latch
-    for (const e of ['"task:released"', '"exit:asked"', '"exit:requested"', '"exit:calling"', '"exit:exited"']) expect(audit()).toContain(e);
+    for (const e of ['"task:released"', '"exit:asked"', '"exit:requested"', '"exit:calling"', '"exit:exited"'])
+      expect(audit()).toContain(e);
   });
 
   it('awaiting-human and active lanes are never touched, however idle (D4)', async () => {
@@ -62,9 +70,17 @@ describe('the exit pipeline', () => {
     const client = await ctx.fleet.attach(att);
     const inbox = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     const msg = ctx.fleet.addInboxMessage(inbox);
-    for (const [id, a] of [['b', busy], ['a', att], ['i', inbox]] as const) ctx.fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
+    for (const [id, a] of [
+      ['b', busy],
+      ['a', att],
+      ['i', inbox],
+    ] as const)
+      ctx.fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
-    await until('all three released and re-checked a few times', () => ['b', 'a', 'i'].every((id) => task(id).releasedAt) && ctx.sunset!.events.filter((e) => e.event === 'ask:deferred').length >= 6);
+    await until(
+      'all three released and re-checked a few times',
+      () => ['b', 'a', 'i'].every((id) => task(id).releasedAt) && ctx.sunset!.events.filter((e) => e.event === 'ask:deferred').length >= 6,
+    );
     expect(['b', 'a', 'i'].map((id) => task(id).exitAskedAt)).toEqual([undefined, undefined, undefined]);
     ctx.fleet.setStatus(busy, 'idle');
     await client.close();
@@ -89,7 +105,7 @@ describe('the exit pipeline', () => {
     expect(ctx.fleet.isAlive(a)).toBe(true);
   });
 
-  it("next.at in the verdict is when the step really fires (±1 s): request 1 after the ask, request 2 after exit 1 finished", async () => {
+  it('next.at in the verdict is when the step really fires (±1 s): request 1 after the ask, request 2 after exit 1 finished', async () => {
     const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     ctx.fleet.writeTask({ id: 'timed', state: 'done', sessionId: a.sessionId });
     const cfg = testConfig(ctx.fleet, { windows: { askWait: 2500, retryWait: 2500, exitConfirm: 600 } });
@@ -122,7 +138,12 @@ describe('the exit pipeline', () => {
     await until('its socket is up', () => existsSync(sockFile));
     (await import('node:fs')).rmSync(sockFile);
     (await import('node:fs')).writeFileSync(sockFile, 'not a socket');
-    for (const [id, a] of [['s', withSocket], ['n', withoutSocket], ['r', refusing]] as const) ctx.fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
+    for (const [id, a] of [
+      ['s', withSocket],
+      ['n', withoutSocket],
+      ['r', refusing],
+    ] as const)
+      ctx.fleet.writeTask({ id, state: 'done', sessionId: a.sessionId });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { windows: { askWait: 60_000 } }));
     await until('the two asked', () => Boolean(task('s').exitAskedAt) && Boolean(task('n').exitAskedAt));
     await until('the message read by its session', () => ctx.fleet.messages(withSocket).length > 0); // its reader logs it a moment after the send
@@ -134,7 +155,14 @@ describe('the exit pipeline', () => {
     // said just after the latch the task files show
     const asked = () => ctx.sunset!.events.filter((e) => e.event === 'exit:asked');
     await until('both asks said', () => asked().length >= 2);
-    expect(asked().map((e) => [e.taskId, e.via]).sort()).toEqual([['n', 'inbox'], ['s', 'socket']]);
+    expect(
+      asked()
+        .map((e) => [e.taskId, e.via])
+        .sort(),
+    ).toEqual([
+      ['n', 'inbox'],
+      ['s', 'socket'],
+    ]);
   });
 
   it('an interactive session leaves by /exit typed into its pane; one sent to the background is finished by claude stop', async () => {
@@ -144,9 +172,17 @@ describe('the exit pipeline', () => {
     ctx.fleet.writeTask({ id: 'j', state: 'parked', sessionId: j.sessionId });
     ctx.sunset = await startTestSunset(testConfig(ctx.fleet));
     // (a reconcile pass may latch j's exitedAt in the gap before its successor's row shows; the exit job goes on to stop it)
-    await until('both exited, and the one sent to the background stopped', () => Boolean(task('i').exitedAt && task('j').exitedAt) && ctx.fleet.ended(j).length >= 2);
+    await until(
+      'both exited, and the one sent to the background stopped',
+      () => Boolean(task('i').exitedAt && task('j').exitedAt) && ctx.fleet.ended(j).length >= 2,
+    );
     expect(ctx.fleet.ended(i)).toMatchObject([{ how: 'exit-typed' }]);
-    expect(ctx.fleet.ended(j).map((e) => e.how).sort()).toEqual(['stop', 'to-background']);
+    expect(
+      ctx.fleet
+        .ended(j)
+        .map((e) => e.how)
+        .sort(),
+    ).toEqual(['stop', 'to-background']);
     expect(ctx.fleet.currentPid(j)).toBeNull();
   });
 
@@ -155,7 +191,11 @@ describe('the exit pipeline', () => {
     const cfg = testConfig(ctx.fleet, { windows: { reconcileEvery: 60 * 60_000, grace: 60 * 60_000 } });
     // a first run that leaves its schedulers in Redis (as a crash or a systemctl restart does)
     const first = await startSunset(cfg, { roles: ['producers', 'workers'], log: silentLogger });
-    await until('its reconcile scheduler is in Redis', async () => (await first.deps.producers.reconcile.queue.getJobSchedulers()).length > 0, 10_000);
+    await until(
+      'its reconcile scheduler is in Redis',
+      async () => (await first.deps.producers.reconcile.queue.getJobSchedulers()).length > 0,
+      10_000,
+    );
     await first.close();
     // the task turns terminal while sunset is down (the watcher would have seen it; nobody is watching)
     ctx.fleet.writeTask({ id: 'while-down', state: 'done', sessionId: a.sessionId });
@@ -201,7 +241,12 @@ describe('the exit pipeline', () => {
     const released = { id: 'rel', state: 'done', sessionId: b.sessionId, releasedAt: new Date(Date.now() - H).toISOString() };
     ctx.fleet.writeTask(released);
     const cfg = testConfig(ctx.fleet);
-    const stateFiles = () => (existsSync(cfg.stateDir) ? readdirSync(cfg.stateDir).filter((n) => n !== 'dry-run.audit.jsonl').sort() : []);
+    const stateFiles = () =>
+      existsSync(cfg.stateDir)
+        ? readdirSync(cfg.stateDir)
+            .filter((n) => n !== 'dry-run.audit.jsonl')
+            .sort()
+        : [];
     const before = stateFiles();
     ctx.sunset = await startTestSunset(cfg, { dryRun: true });
     // the whole chain, previewed, for both: release (for the one not yet released), the ask, the request, the exit
@@ -210,8 +255,15 @@ describe('the exit pipeline', () => {
     expect(steps('fresh')).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
     expect(steps('rel')).toEqual(['would-ask', 'would-request', 'would-exit']);
     // audited beside the real audit, never in it (the decisions page and /metrics read that one)
-    await until('the dry run audited its steps', () => (readAuditFrom(dryRunAuditFile(cfg.stateDir))?.entries ?? []).filter((e) => e.taskId === 'fresh').length >= 4);
-    expect(readAuditFrom(dryRunAuditFile(cfg.stateDir))!.entries.filter((e) => e.taskId === 'fresh').map((e) => e.event)).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
+    await until(
+      'the dry run audited its steps',
+      () => (readAuditFrom(dryRunAuditFile(cfg.stateDir))?.entries ?? []).filter((e) => e.taskId === 'fresh').length >= 4,
+    );
+    expect(
+      readAuditFrom(dryRunAuditFile(cfg.stateDir))!
+        .entries.filter((e) => e.taskId === 'fresh')
+        .map((e) => e.event),
+    ).toEqual(['would-release', 'would-ask', 'would-request', 'would-exit']);
     expect(readAudit(cfg.stateDir)).toEqual([]);
     // nothing the real run reads was written: task files, inboxes, sockets, ledger, claims, samples, token
     expect(task('fresh')).toEqual({ id: 'fresh', state: 'done', sessionId: a.sessionId });
@@ -238,5 +290,4 @@ describe('the exit pipeline', () => {
     await until('both exited for real', () => Boolean(task('fresh').exitedAt) && Boolean(task('rel').exitedAt));
     expect(ctx.fleet.messages(a)).toHaveLength(1);
   });
-
 });

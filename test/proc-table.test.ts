@@ -3,7 +3,18 @@
 // open between sweeps: what it reads through them is each sweep's own (a process's state, its end); a kernel thread,
 // whose parent, start and argv never change, is known through one file kept open until it ends.
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, readSync, readdirSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,12 +22,13 @@ import { readProcTable } from '../src/evidence/proc.js';
 
 const PF_KTHREAD = 0x00200000;
 /** A stat line: pid (comm) state ppid pgrp session tty tpgid flags … starttime (field 22). */
-const stat = (pid: number, comm: string, ppid: number, flags = 0x400000, start = 100) => `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 ${flags} ${Array(12).fill(0).join(' ')} ${start} 0 0\n`;
+const stat = (pid: number, comm: string, ppid: number, flags = 0x400000, start = 100) =>
+  `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 ${flags} ${Array(12).fill(0).join(' ')} ${start} 0 0\n`;
 
 function proc(root: string, pid: number, text: string, argv: string[]) {
   mkdirSync(join(root, String(pid)), { recursive: true });
   writeFileSync(join(root, String(pid), 'stat'), text);
-  writeFileSync(join(root, String(pid), 'cmdline'), argv.length ? argv.join('\0') + '\0' : '');
+  writeFileSync(join(root, String(pid), 'cmdline'), argv.length ? `${argv.join('\0')}\0` : '');
 }
 
 describe('readProcTable', () => {
@@ -75,16 +87,25 @@ describe('readProcTable', () => {
         t = await readProcTable();
         return !t.procs.has(outer.pid!) && !t.procs.has(inner) ? true : null;
       });
-      // the files kept open are the processes listed now: none leaks past its process
-      const fds = readdirSync('/proc/self/fd').length;
+      // the files kept open are the processes listed now: none leaks past its process (counted for the
+      // processes of this test: other processes on a shared box come and go between two sweeps)
+      const held = (pid: number) =>
+        readdirSync('/proc/self/fd').filter((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`).startsWith(`/proc/${pid}/`);
+          } catch {
+            return false; // closed between the listing and the look
+          }
+        });
       const again = spawn('sleep', ['30'], { stdio: 'ignore' });
       try {
         await until(async () => ((await readProcTable()).procs.get(again.pid!)?.argv[0] === 'sleep' ? true : null));
+        expect(held(again.pid!).length).toBeGreaterThan(0); // its stat is kept open while it lives
       } finally {
         again.kill('SIGKILL');
       }
       await until(async () => (!(await readProcTable()).procs.has(again.pid!) ? true : null));
-      expect(readdirSync('/proc/self/fd').length).toBeLessThanOrEqual(fds);
+      for (const pid of [again.pid!, outer.pid!, inner]) expect(held(pid)).toEqual([]);
     } finally {
       if (outer.exitCode === null && outer.signalCode === null) outer.kill('SIGKILL');
     }
@@ -108,33 +129,36 @@ describe('readProcTable', () => {
   });
 
   const kthreadsHere = kernelThreads();
-  it.skipIf(kthreadsHere.length === 0)('on the real /proc, a kernel thread is in every table as its stat says, known through its cmdline kept open', async () => {
-    const first = await readProcTable();
-    const fds = readdirSync('/proc/self/fd').length;
-    const kthreadd = kthreadsHere[0].pid; // pid 2 where the box's pid namespace is the kernel's: it never ends
-    for (let sweep = 0; sweep < 3; sweep++) {
-      const t = await readProcTable();
-      for (const { pid, ppid, start } of kernelThreads()) {
-        // a thread that ended between the two reads is not in both: only those in both are compared
-        const p = t.procs.get(pid);
-        if (!p) continue;
-        expect(p).toMatchObject({ ppid, startTicks: start, argv: [] });
+  it.skipIf(kthreadsHere.length === 0)(
+    'on the real /proc, a kernel thread is in every table as its stat says, known through its cmdline kept open',
+    async () => {
+      const first = await readProcTable();
+      const fds = readdirSync('/proc/self/fd').length;
+      const kthreadd = kthreadsHere[0].pid; // pid 2 where the box's pid namespace is the kernel's: it never ends
+      for (let sweep = 0; sweep < 3; sweep++) {
+        const t = await readProcTable();
+        for (const { pid, ppid, start } of kernelThreads()) {
+          // a thread that ended between the two reads is not in both: only those in both are compared
+          const p = t.procs.get(pid);
+          if (!p) continue;
+          expect(p).toMatchObject({ ppid, startTicks: start, argv: [] });
+        }
+        // known, not read again: the very object of the first table
+        expect(t.procs.get(kthreadd)).toBe(first.procs.get(kthreadd));
       }
-      // known, not read again: the very object of the first table
-      expect(t.procs.get(kthreadd)).toBe(first.procs.get(kthreadd));
-    }
-    // kept through its cmdline, its stat let go; no file a sweep (a worker thread may come or go meanwhile)
-    const links = readdirSync('/proc/self/fd').map((fd) => {
-      try {
-        return readlinkSync(`/proc/self/fd/${fd}`);
-      } catch {
-        return '';
-      }
-    });
-    expect(links).toContain(`/proc/${kthreadd}/cmdline`);
-    expect(links).not.toContain(`/proc/${kthreadd}/stat`);
-    expect(Math.abs(links.length - fds)).toBeLessThan(5);
-  });
+      // kept through its cmdline, its stat let go; no file a sweep (a worker thread may come or go meanwhile)
+      const links = readdirSync('/proc/self/fd').map((fd) => {
+        try {
+          return readlinkSync(`/proc/self/fd/${fd}`);
+        } catch {
+          return '';
+        }
+      });
+      expect(links).toContain(`/proc/${kthreadd}/cmdline`);
+      expect(links).not.toContain(`/proc/${kthreadd}/stat`);
+      expect(Math.abs(links.length - fds)).toBeLessThan(5);
+    },
+  );
 });
 
 /** The kernel threads this /proc shows (PF_KTHREAD in stat's flags), read plainly: pid, parent, start. */
@@ -147,7 +171,10 @@ function kernelThreads(): { pid: number; ppid: number; start: string }[] {
     } catch {
       continue;
     }
-    const f = text.slice(text.lastIndexOf(')') + 2).trim().split(' ');
+    const f = text
+      .slice(text.lastIndexOf(')') + 2)
+      .trim()
+      .split(' ');
     if ((Number(f[6]) & PF_KTHREAD) !== 0) out.push({ pid: Number(name), ppid: Number(f[1]), start: f[19] });
   }
   return out;

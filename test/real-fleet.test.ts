@@ -1,9 +1,11 @@
 // sunset on the REAL Claude Code CLI (2.1.328, sim/real): a fleet of background and interactive sessions on a
-// stand-in Messages API, people watching by id, by name and through the agent view, a blocked job, work in
-// flight, a pin, tasks of every state. Every live session is judged and counted; nobody watched or waited on is
-// asked or stopped; interactive sessions with terminal tasks leave by /exit and come back with --resume; the
-// memory totals match the box; a session ended by hand mid-chain gets exitedAt.
+// stand-in Messages API, people watching by id, by name and through the agent view (and one narrowed by --cwd),
+// a blocked job, work in flight, a pin, tasks of every state. Every live session is judged and counted; nobody
+// watched or waited on is asked or stopped; interactive sessions with terminal tasks leave by /exit and come back
+// with --resume; the memory totals match the box; a session ended by hand mid-chain gets exitedAt.
 // This test owns its HOME, daemon, tmux socket and Redis, and ends every process it started (RealFleet.destroy).
+import { realpathSync } from 'node:fs';
+import { basename } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RealFleet } from '../sim/real/real-fleet.js';
 import { conversationTexts } from '../sim/real/messages-api.js';
@@ -57,12 +59,22 @@ describe('sunset on the real Claude Code CLI', () => {
     const i1 = await fleet.startInteractive('[[reply:Ready.]] [[state:done]] rename the module', { name: 'pane-one' });
     const i2 = await fleet.startInteractive('[[reply:Waiting for you.]] review the plan');
     const i3 = await fleet.startInteractive();
-    for (const [id, s] of [['t-done', bgDone], ['t-blocked', bgBlocked], ['t-inflight', bgInFlight], ['t-pinned', bgPinned], ['t-byid', bgById], ['t-byname', bgByName], ['t-i1', i1]] as const) writeTask(fleet, done(id, s.sessionId));
+    for (const [id, s] of [
+      ['t-done', bgDone],
+      ['t-blocked', bgBlocked],
+      ['t-inflight', bgInFlight],
+      ['t-pinned', bgPinned],
+      ['t-byid', bgById],
+      ['t-byname', bgByName],
+      ['t-i1', i1],
+    ] as const)
+      writeTask(fleet, done(id, s.sessionId));
     writeTask(fleet, { id: 't-i2', state: 'awaiting-human', sessionId: i2.sessionId });
     await fleet.waitForRow(bgDone.shortId, (r) => r?.state === 'done' && r.status === 'idle', 60_000);
     await fleet.waitForRow(bgBlocked.shortId, (r) => r?.state === 'blocked', 60_000);
     await fleet.waitFor(() => (fleet.jobState(bgInFlight.shortId)?.inFlight?.tasks ?? 0) > 0, 60_000);
-    for (const s of [bgPinned, bgById, bgByName]) await fleet.waitForRow(s.shortId, (r) => r?.state === 'done' && r.status === 'idle', 60_000);
+    for (const s of [bgPinned, bgById, bgByName])
+      await fleet.waitForRow(s.shortId, (r) => r?.state === 'done' && r.status === 'idle', 60_000);
     fleet.pin(bgPinned.shortId);
     const byId = await fleet.attach(bgById.shortId);
     const byName = await fleet.attach('refactor-parser');
@@ -73,10 +85,13 @@ describe('sunset on the real Claude Code CLI', () => {
     expect(snap.sessions.filter((s) => s.pid !== null)).toHaveLength(9);
     expect(countCap(snap, 35).live).toBe(9);
     expect(by(i1.sessionId)).toMatchObject({ id: null, kind: 'interactive', label: i1.sessionId.slice(0, 8), name: 'pane-one' });
-    await fleet.waitFor(async () => ((await sweep(cfg)).by(bgDone.sessionId).verdict === 'eligible'), 30_000, 300);
+    await fleet.waitFor(async () => (await sweep(cfg)).by(bgDone.sessionId).verdict === 'eligible', 30_000, 300);
     ({ snap, by } = await sweep(cfg));
     expect(by(bgDone.sessionId)).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
-    expect(by(i1.sessionId), JSON.stringify({ reasons: by(i1.sessionId).reasons, notes: by(i1.sessionId).notes, evidence: by(i1.sessionId).evidence })).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
+    expect(
+      by(i1.sessionId),
+      JSON.stringify({ reasons: by(i1.sessionId).reasons, notes: by(i1.sessionId).notes, evidence: by(i1.sessionId).evidence }),
+    ).toMatchObject({ verdict: 'eligible', next: { step: 'ask' } });
     expect(by(bgBlocked.sessionId)).toMatchObject({ verdict: 'protected', notes: ['it asks: Should I squash the commits?'] });
     expect(by(bgBlocked.sessionId).reasons).toContain('job-blocked');
     expect(by(bgInFlight.sessionId).reasons).toContain('job-in-flight');
@@ -90,7 +105,12 @@ describe('sunset on the real Claude Code CLI', () => {
     // the memory totals: sessions (trees with their pty hosts) plus the fleet's overhead = what the box holds
     const report = buildReport(snap);
     const box = fleet.memory();
-    const held = Object.values(box.byPid).filter((p) => p.role !== 'tmux' && p.role !== 'cli').reduce((a, p) => a + p.mb, 0) * 1024 * 1024;
+    const held =
+      Object.values(box.byPid)
+        .filter((p) => p.role !== 'tmux' && p.role !== 'cli')
+        .reduce((a, p) => a + p.mb, 0) *
+      1024 *
+      1024;
     expect(Math.abs(report.memory.fleetBytes - held) / held).toBeLessThan(0.05);
     expect(report.memory.overhead!.byKind.daemon.processes).toBeGreaterThanOrEqual(1);
     expect(report.memory.overhead!.byKind.clients.processes).toBe(2);
@@ -102,10 +122,14 @@ describe('sunset on the real Claude Code CLI', () => {
 
     // the roster read from Claude Code's own files says what `claude agents --json --all` says (a sweep that
     // costs a few ms, not a 0.3 s, 134 MB child): the same rows, pids, states and names
-    const cliRows = (await fleet.roster()).map((r) => [r.sessionId, r.pid ?? null, r.id ?? null, r.state ?? null, r.kind, r.name ?? null].join(' ')).sort();
+    const cliRows = (await fleet.roster())
+      .map((r) => [r.sessionId, r.pid ?? null, r.id ?? null, r.state ?? null, r.kind, r.name ?? null].join(' '))
+      .sort();
     const fileRoster = await readFileRoster(fleet.claudeDir, await readProcTable());
     expect(fileRoster.ok).toBe(true);
-    const fileRows = (fileRoster.ok ? fileRoster.rows : []).map((r) => [r.sessionId, r.pid, r.id, r.state, r.kind, r.name].join(' ')).sort();
+    const fileRows = (fileRoster.ok ? fileRoster.rows : [])
+      .map((r) => [r.sessionId, r.pid, r.id, r.state, r.kind, r.name].join(' '))
+      .sort();
     expect(fileRows).toEqual(cliRows);
     expect((await gatherFleet(cfg)).rosterFrom).toBe('files');
 
@@ -132,6 +156,21 @@ describe('sunset on the real Claude Code CLI', () => {
     ({ snap, by } = await sweep(cfg));
     expect(by(bgDone.sessionId).verdict).toBe('eligible');
     expect(by(bgById.sessionId).verdict).toBe('eligible');
+
+    // `claude agents --cwd <dir>` lists only the sessions started under <dir> (a relative <dir> from its own folder):
+    // it protects those, and no other
+    const narrowed = await fleet.agentView({ args: ['--cwd', basename(bgDone.cwd)], cwd: fleet.workRoot });
+    await fleet.waitForScreen(narrowed.paneId, /1 completed/, 30_000);
+    ({ snap, by } = await sweep(cfg));
+    const folder = realpathSync(bgDone.cwd);
+    expect(snap.agentViewsOpen).toEqual([{ pid: narrowed.pid, cwd: folder }]);
+    expect(by(bgDone.sessionId)).toMatchObject({ verdict: 'protected', reasons: ['attach-unknown'] });
+    expect(by(bgDone.sessionId).evidence.agentViewsListing).toEqual([{ pid: narrowed.pid, cwd: folder }]);
+    for (const s of [bgById, bgByName]) expect(by(s.sessionId).verdict).toBe('eligible');
+    expect((await runCli(['verdict', '--config', cfgFile])).stdout).toContain(
+      `agent view open on ${folder} (claude agents --cwd, pid ${narrowed.pid})`,
+    );
+    await narrowed.close();
   }, 600_000);
 
   it('asks, then exits by their own paths; nobody watched or waited on is touched; a session stopped by hand mid-chain gets exitedAt; /exit is resumable', async () => {
@@ -169,7 +208,9 @@ describe('sunset on the real Claude Code CLI', () => {
     const after = await fleet.roster();
     expect(after.find((r) => r.sessionId === i1.sessionId)).toBeUndefined(); // an interactive row goes when it ends
     expect(after.find((r) => r.sessionId === bgDone.sessionId)?.pid).toBeUndefined(); // a background one stays as a record
-    const said = sunset.events.filter((e) => /^(exit|chain|idle):/.test(e.event)).map((e) => `${e.event} ${e.sessionId ?? ''} ${e.why ?? e.how ?? e.outcome ?? ''}`);
+    const said = sunset.events
+      .filter((e) => /^(exit|chain|idle):/.test(e.event))
+      .map((e) => `${e.event} ${e.sessionId ?? ''} ${e.why ?? e.how ?? e.outcome ?? ''}`);
     expect(sunset.exitCalls.sort(), said.join('\n')).toEqual([bgDone.id, bgById.id, i1.sessionId].sort());
     for (const t of ['t-blocked', 't-inflight', 't-pinned', 't-byname', 't-i2']) {
       expect(readTask(fleet, t).exitAskedAt, t).toBeUndefined();
@@ -182,7 +223,10 @@ describe('sunset on the real Claude Code CLI', () => {
     // the interactive session comes back with its conversation
     const r = await fleet.claude(['--resume', i1.sessionId, '-p', 'what did I ask you before?'], { cwd: i1.cwd, timeoutMs: 120_000 });
     expect(r.code, r.stderr).toBe(0);
-    const resumed = fleet.api.requests().slice(before).filter((q) => q.kind === 'main' && conversationTexts(q.body).some((t) => t.includes('what did I ask you before?')));
+    const resumed = fleet.api
+      .requests()
+      .slice(before)
+      .filter((q) => q.kind === 'main' && conversationTexts(q.body).some((t) => t.includes('what did I ask you before?')));
     expect(resumed.length).toBeGreaterThan(0);
     expect(conversationTexts(resumed[0]!.body).some((t) => t.includes('rename the module'))).toBe(true); // the old conversation, sent again
   }, 600_000);

@@ -35,7 +35,10 @@ describe('install', () => {
     process.env.SUNSET_CLAUDE_CODE_CACHE = cache;
     process.env.npm_config_registry = 'http://127.0.0.1:9/'; // nothing listens on the discard port
     try {
-      const err = await ensureClaudeCode().then(() => null, (e: Error) => e);
+      const err = await ensureClaudeCode().then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(err).toBeInstanceOf(Error);
       expect(err!.message).toContain('the npm registry cannot be reached');
       expect(err!.message).toContain(installCommand());
@@ -226,7 +229,9 @@ describe('the real CLI under the harness', () => {
   });
 
   it('api.onRequest overrides an answer (here a one-shot `claude -p`)', async () => {
-    const off = fleet.api.onRequest((r) => (r.kind === 'main' && r.prompt?.includes('override me') ? { text: 'OVERRIDDEN ANSWER' } : undefined));
+    const off = fleet.api.onRequest((r) =>
+      r.kind === 'main' && r.prompt?.includes('override me') ? { text: 'OVERRIDDEN ANSWER' } : undefined,
+    );
     try {
       const r = await fleet.claude(['-p', 'please override me'], { cwd: fleet.workdir() });
       expect(r.code).toBe(0);

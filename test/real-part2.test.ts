@@ -31,7 +31,6 @@ afterAll(async () => {
   await sunset?.close();
 });
 
-const ASK = /^sunset: your (task|job)/;
 /** How many times the model of `sessionId` was sent sunset's ask (a new prompt, counted once however often the conversation is re-sent). */
 const asksSent = (sessionId: string) => fleet.api.userTextsSeen(sessionId).filter((t) => t.includes('sunset: your')).length;
 const configFile = (cfg: Config) => {
@@ -41,7 +40,7 @@ const configFile = (cfg: Config) => {
 };
 
 describe('sunset on the real Claude Code CLI, part 2', () => {
-  it("asks over the messaging socket (each model sent the text once, before any request); a draft is never typed over; a done job leaves with no task file and resumes; blocked and working ones stay", async () => {
+  it('asks over the messaging socket (each model sent the text once, before any request); a draft is never typed over; a done job leaves with no task file and resumes; blocked and working ones stay', async () => {
     const tasked = await fleet.startBackground('[[state:done]] write the changelog');
     const inter = await fleet.startInteractive('[[reply:Done.]] rename the module');
     const drafted = await fleet.startInteractive('[[reply:Done.]] tidy the tests');
@@ -70,7 +69,11 @@ describe('sunset on the real Claude Code CLI, part 2', () => {
 
     sunset = await startTestSunset(cfg);
     await fleet.waitFor(() => ['t-bg', 't-i'].every((t) => Boolean(readTask(fleet, t).exitedAt)), 120_000, 300);
-    await fleet.waitFor(async () => !(await fleet.roster()).find((r) => r.id === native.shortId && typeof r.pid === 'number'), 120_000, 500);
+    await fleet.waitFor(
+      async () => !(await fleet.roster()).find((r) => r.id === native.shortId && typeof r.pid === 'number'),
+      120_000,
+      500,
+    );
     // every asked session's model was sent the ask exactly once, before any exit request
     for (const s of [tasked, inter, native]) expect(asksSent(s.sessionId), s.sessionId).toBe(1);
     const audit = readAudit(cfg.stateDir);
@@ -84,7 +87,12 @@ describe('sunset on the real Claude Code CLI, part 2', () => {
     // the draft: never typed over, byte for byte the person's
     expect(readTask(fleet, 't-draft').exitAskedAt).toBeUndefined();
     expect(fleet.capturePane(drafted.paneId)).toContain('one more thing about the fixtures');
-    expect(fleet.capturePane(drafted.paneId).split('\n').filter((l) => l.includes('one more thing'))).toEqual(draftScreen.split('\n').filter((l) => l.includes('one more thing')));
+    expect(
+      fleet
+        .capturePane(drafted.paneId)
+        .split('\n')
+        .filter((l) => l.includes('one more thing')),
+    ).toEqual(draftScreen.split('\n').filter((l) => l.includes('one more thing')));
     expect(asksSent(drafted.sessionId)).toBe(0);
     // blocked and working: never asked, still running
     for (const s of [blocked, working]) {
@@ -115,7 +123,11 @@ describe('sunset on the real Claude Code CLI, part 2', () => {
     // the task turns done; `sunset up` (a process) is killed -9 right after the ask is sent, before its latch
     writeTask(fleet, { id: 't-lane', state: 'done', sessionId: lane.sessionId, releasedAt: ago(H) });
     const file = configFile(cfg);
-    const up = (env: Record<string, string> = {}) => spawn(process.execPath, [CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', file], { stdio: 'ignore', env: { ...process.env, ...env } });
+    const up = (env: Record<string, string> = {}) =>
+      spawn(process.execPath, [CLI, 'up', '--role', 'producers', '--role', 'workers', '--config', file], {
+        stdio: 'ignore',
+        env: { ...process.env, ...env },
+      });
     const first = up({ SUNSET_CRASH_AT: 'ask:delivered' });
     const code = await new Promise<number | null>((res) => first.on('exit', (c) => res(c)));
     expect(code).toBe(137);
@@ -148,7 +160,12 @@ describe('sunset on the real Claude Code CLI, part 2', () => {
     const notice = () => sunset!.events.find((e) => e.event === 'idle:notice' && e.sessionId === s.sessionId);
     await fleet.waitFor(() => notice() !== undefined, 30_000);
     expect(notice()).toMatchObject({ state: 'idle' });
-    const wokeBy = sunset.events.filter((e) => (e.event === 'idle:notice' || e.event === 'idle:file-moved') && e.sessionId === s.sessionId && e.woke?.some((id: string) => /^ask\//.test(id)));
+    const wokeBy = sunset.events.filter(
+      (e) =>
+        (e.event === 'idle:notice' || e.event === 'idle:file-moved') &&
+        e.sessionId === s.sessionId &&
+        e.woke?.some((id: string) => /^ask\//.test(id)),
+    );
     expect(wokeBy.length).toBeGreaterThan(0);
     expect(wokeBy[0].state).toBe('idle');
     // the ask reaches the model on the session's next turn, a moment after sunset latches exitAskedAt

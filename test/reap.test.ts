@@ -43,10 +43,10 @@ describe('planReap: which tmux sessions go', () => {
 
   it('the removal is one tmux command of argv words, on a session id, never a name', () => {
     const argv = reapArgv('sock', '$12', 1796000000);
-    expect(argv.slice(0, 7)).toEqual(['tmux', '-L', 'sock', 'if-shell', '-F', '-t', '$12']);
-    expect(argv[7]).toBe(allDeadFormat(1796000000));
-    expect(argv[8]).toBe("kill-session -t '$12'");
-    expect(argv).toHaveLength(10);
+    expect(argv.slice(0, 8)).toEqual(['tmux', '-u', '-L', 'sock', 'if-shell', '-F', '-t', '$12']);
+    expect(argv[8]).toBe(allDeadFormat(1796000000));
+    expect(argv[9]).toBe("kill-session -t '$12'");
+    expect(argv).toHaveLength(11);
     for (const bad of ['agent-1', '$1; kill-server', "$1'", '=$1', '']) expect(() => reapArgv(null, bad, 0)).toThrow(/not a session id/);
     expect(deadBefore(now, 10 * 60 * S)).toBe(Math.floor((now - 601 * S) / 1000));
   });
@@ -68,10 +68,12 @@ describe('reap on a real tmux server', () => {
   async function leftover(): Promise<Agent> {
     const a = await ctx.fleet.spawnInteractive({ remainOnExit: true });
     ctx.fleet.typeInto(a, '/exit');
-    if (!(await waitFor(() => ctx.fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead}']).trim() === '1', 15_000))) throw new Error('pane did not die');
+    if (!(await waitFor(() => ctx.fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead}']).trim() === '1', 15_000)))
+      throw new Error('pane did not die');
     return a;
   }
-  const reapCli = (args: string[], windows: Record<string, unknown>) => runCli(['reap', '--config', ctx.fleet.writeConfig({ host: uniqueHost(), windows }), ...args]);
+  const reapCli = (args: string[], windows: Record<string, unknown>) =>
+    runCli(['reap', '--config', ctx.fleet.writeConfig({ host: uniqueHost(), windows }), ...args]);
 
   it('removes only sessions whose every pane has been dead for reapAfter; live and mixed ones are never touched', async () => {
     const dead = await leftover();
@@ -91,7 +93,9 @@ describe('reap on a real tmux server', () => {
     // dead long enough (reapAfter 0 still waits out tmux's whole-second rounding)
     let dry: Ran = { code: -1, stdout: '', stderr: '' };
     await waitFor(async () => /would-remove/.test((dry = await reapCli(['--dry-run'], { reapAfter: 0 })).stdout), 15_000, 200);
-    expect(dry.stdout.trim().split('\n')).toEqual([expect.stringMatching(new RegExp(`^would-remove\\s+\\$\\d+\\s+"${dead.tmuxSession}" \\(1 pane, all dead for \\S+\\)$`))]);
+    expect(dry.stdout.trim().split('\n')).toEqual([
+      expect.stringMatching(new RegExp(`^would-remove\\s+\\$\\d+\\s+"${dead.tmuxSession}" \\(1 pane, all dead for \\S+\\)$`)),
+    ]);
     expect(sessions()).toEqual(all); // a dry run removes nothing
 
     const r = await reapCli([], { reapAfter: 0 });
@@ -105,7 +109,10 @@ describe('reap on a real tmux server', () => {
   it('the re-check is in the removing command: a session that has a live pane again is kept', async () => {
     const a = await leftover();
     const id = ctx.fleet.tmux(['display-message', '-p', '-t', a.tmuxSession!, '#{session_id}']).trim();
-    await waitFor(() => Number(ctx.fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead_time}']).trim()) * 1000 + 1000 <= Date.now(), 10_000);
+    await waitFor(
+      () => Number(ctx.fleet.tmux(['display-message', '-p', '-t', a.paneId!, '#{pane_dead_time}']).trim()) * 1000 + 1000 <= Date.now(),
+      10_000,
+    );
     // a person respawns the pane after reap listed it as all-dead: the one command re-checks and keeps it
     ctx.fleet.tmux(['respawn-pane', '-t', a.paneId!, 'sleep 600']);
     const keep = await runChild(reapArgv(ctx.fleet.tmuxSocket, id, deadBefore(Date.now(), 0)), { timeoutMs: 5000 });

@@ -29,13 +29,23 @@ const MB = 1024 * 1024;
 const T0 = Date.parse('2026-11-30T12:00:00Z');
 const tmp = () => tempDir('sunset-sampler-');
 
-function view(o: { id: string; live?: boolean | null; pid?: number | null; rss?: number; silence?: number | null; task?: { state: string; terminal: boolean } | null }): SessionView {
+function view(o: {
+  id: string;
+  live?: boolean | null;
+  pid?: number | null;
+  rss?: number;
+  silence?: number | null;
+  task?: { state: string; terminal: boolean } | null;
+}): SessionView {
   const task = o.task === undefined ? null : o.task;
   const pid = o.pid === undefined ? 100 : o.pid;
   const live = pid === null ? false : o.live === undefined ? true : o.live;
   return {
     id: o.id,
     sessionId: `sess-${o.id}`,
+    label: o.id,
+    name: null,
+    notes: [],
     kind: 'background',
     pid,
     live,
@@ -62,7 +72,29 @@ function view(o: { id: string; live?: boolean | null; pid?: number | null; rss?:
 }
 
 function snapshot(sessions: SessionView[], at = T0, rosterOk = true): FleetSnapshot {
-  return { at, host: 'mini', roster: rosterOk ? { ok: true } : { ok: false, error: 'roster failed' }, sessions, tasks: [], invalidTasks: [], problems: [], probeErrors: {} };
+  return {
+    at,
+    host: 'mini',
+    roster: rosterOk ? { ok: true } : { ok: false, error: 'roster failed' },
+    sessions,
+    tasks: [],
+    invalidTasks: [],
+    problems: [],
+    probeErrors: {},
+    // a sweep that read /proc (a census rides only on those: it reports the fleet's overhead)
+    overhead: {
+      bytes: 0,
+      byKind: {
+        daemon: { processes: 0, bytes: 0 },
+        spare: { processes: 0, bytes: 0 },
+        clients: { processes: 0, bytes: 0 },
+        other: { processes: 0, bytes: 0 },
+      },
+    },
+    agentViews: 0,
+    agentViewsOpen: [],
+    rosterFrom: 'cli',
+  };
 }
 
 const FLEET = [
@@ -77,29 +109,55 @@ const FLEET = [
 describe('censusOf', () => {
   it('counts live sessions, records, memory by lane, and buckets silences', () => {
     const c = censusOf(snapshot(FLEET));
-    expect(c).toMatchObject({ at: '2026-11-30T12:00:00.000Z', host: 'mini', rosterOk: true, rows: 6, live: 4, records: 1, gone: 1, rssBytes: 1000 * MB });
+    expect(c).toMatchObject({
+      at: '2026-11-30T12:00:00.000Z',
+      host: 'mini',
+      rosterOk: true,
+      rows: 6,
+      live: 4,
+      records: 1,
+      gone: 1,
+      rssBytes: 1000 * MB,
+    });
     expect(c.byLane).toEqual({
       'awaiting-human': { sessions: 1, bytes: 400 * MB },
       active: { sessions: 1, bytes: 100 * MB },
       finished: { sessions: 1, bytes: 200 * MB },
       untasked: { sessions: 1, bytes: 300 * MB },
     });
-    expect(c.silence).toEqual({ longestMs: 50 * H, longestSessionId: 'sess-b', unknown: 1, buckets: { '<15m': 1, '<1h': 0, '<6h': 1, '<24h': 0, '<48h': 0, '>=48h': 1 } });
+    expect(c.silence).toEqual({
+      longestMs: 50 * H,
+      longestSessionId: 'sess-b',
+      unknown: 1,
+      buckets: { '<15m': 1, '<1h': 0, '<6h': 1, '<24h': 0, '<48h': 0, '>=48h': 1 },
+    });
   });
   it('a failed roster is recorded as such, with nothing counted', () => {
-    expect(censusOf(snapshot([], T0, false))).toMatchObject({ rosterOk: false, error: 'roster failed', live: 0, silence: { longestMs: null } });
+    expect(censusOf(snapshot([], T0, false))).toMatchObject({
+      rosterOk: false,
+      error: 'roster failed',
+      live: 0,
+      silence: { longestMs: null },
+    });
   });
 });
 
 describe('countAuditSince', () => {
-  const line = (event: string, at: number) => JSON.stringify({ at: new Date(at).toISOString(), event, sessionId: 's' }) + '\n';
+  const line = (event: string, at: number) => `${JSON.stringify({ at: new Date(at).toISOString(), event, sessionId: 's' })}\n`;
   it('counts exits and asks after the previous sample, from where it stopped, up to the last whole line', () => {
     const dir = tmp();
     const file = join(dir, 'audit.jsonl');
     writeFileSync(file, line('ask', T0 - 2 * MIN) + line('exit:exited', T0 - MIN));
     const first = countAuditSince(dir, 0, T0 - 90_000)!;
     expect(first).toEqual({ exits: 1, asks: 0, offset: statSync(file).size });
-    appendFileSync(file, line('ask', T0 + MIN) + line('exit:exited', T0 + 2 * MIN) + line('exit:still-running', T0 + 2 * MIN) + line('request', T0 + 3 * MIN) + '{"at":"torn');
+    appendFileSync(
+      file,
+      line('ask', T0 + MIN) +
+        line('exit:exited', T0 + 2 * MIN) +
+        line('exit:still-running', T0 + 2 * MIN) +
+        line('request', T0 + 3 * MIN) +
+        '{"at":"torn',
+    );
     const next = countAuditSince(dir, first.offset, T0)!;
     expect(next).toMatchObject({ exits: 1, asks: 1 });
     expect(next.offset).toBe(statSync(file).size - '{"at":"torn'.length); // the torn tail waits for the next sample
@@ -113,7 +171,14 @@ describe('countAuditSince', () => {
 });
 
 describe('the samples file', () => {
-  const sample = (at: number, extra: Partial<Sample> = {}): Sample => ({ ...censusOf(snapshot(FLEET, at)), since: null, exits: null, asks: null, auditOffset: 0, ...extra });
+  const sample = (at: number, extra: Partial<Sample> = {}): Sample => ({
+    ...censusOf(snapshot(FLEET, at)),
+    since: null,
+    exits: null,
+    asks: null,
+    auditOffset: 0,
+    ...extra,
+  });
   it('appends; past maxBytes rotates to samples.1.jsonl keeping two files; reads oldest first', () => {
     const dir = tmp();
     const one = JSON.stringify(sample(T0)).length + 1;
@@ -126,10 +191,10 @@ describe('the samples file', () => {
   });
   it('lastSample falls back to samples.1.jsonl, and skips a torn line', () => {
     const dir = tmp();
-    writeFileSync(join(dir, 'samples.1.jsonl'), JSON.stringify(sample(T0)) + '\n');
+    writeFileSync(join(dir, 'samples.1.jsonl'), `${JSON.stringify(sample(T0))}\n`);
     writeFileSync(join(dir, 'samples.jsonl'), '');
     expect(lastSample(dir)?.at).toBe(new Date(T0).toISOString());
-    writeFileSync(join(dir, 'samples.jsonl'), JSON.stringify(sample(T0 + MIN)) + '\n{"v":1,"at":"tor');
+    writeFileSync(join(dir, 'samples.jsonl'), `${JSON.stringify(sample(T0 + MIN))}\n{"v":1,"at":"tor`);
     expect(lastSample(dir)?.at).toBe(new Date(T0 + MIN).toISOString());
     expect(readSamples(dir)).toHaveLength(2);
     expect(lastSample(tmp())).toBeNull();
@@ -137,10 +202,16 @@ describe('the samples file', () => {
   it('takeSample: the first sample counts nothing; the next counts exits and asks since the first', async () => {
     const dir = tmp();
     const cfg = parseConfig({ stateDir: dir }, { env: {} });
-    appendFileSync(join(dir, 'audit.jsonl'), JSON.stringify({ at: new Date(T0 - H).toISOString(), event: 'exit:exited' }) + '\n');
+    appendFileSync(join(dir, 'audit.jsonl'), `${JSON.stringify({ at: new Date(T0 - H).toISOString(), event: 'exit:exited' })}\n`);
     const s1 = await takeSample(cfg, { gather: async () => snapshot(FLEET, T0) });
     expect(s1).toMatchObject({ since: null, exits: null, asks: null, live: 4 });
-    appendFileSync(join(dir, 'audit.jsonl'), JSON.stringify({ at: new Date(T0 + MIN).toISOString(), event: 'exit:exited' }) + '\n' + JSON.stringify({ at: new Date(T0 + MIN).toISOString(), event: 'ask' }) + '\n');
+    appendFileSync(
+      join(dir, 'audit.jsonl'),
+      JSON.stringify({ at: new Date(T0 + MIN).toISOString(), event: 'exit:exited' }) +
+        '\n' +
+        JSON.stringify({ at: new Date(T0 + MIN).toISOString(), event: 'ask' }) +
+        '\n',
+    );
     const s2 = await takeSample(cfg, { gather: async () => snapshot(FLEET, T0 + 5 * MIN) });
     expect(s2).toMatchObject({ since: s1.at, exits: 1, asks: 1 });
     const s3 = await takeSample(cfg, { gather: async () => snapshot(FLEET, T0 + 10 * MIN) });
@@ -186,11 +257,19 @@ describe('one sampler per host', () => {
     let own = 0;
     const s = startSampler(cfg, {
       log: silentLogger,
-      gather: async () => (own++, snapshot(FLEET, Date.now())),
+      gather: async () => {
+        own++;
+        return snapshot(FLEET, Date.now());
+      },
       firstAfter: 60_000,
-      sweeps: (l) => (listeners.add(l), () => listeners.delete(l)),
+      sweeps: (l) => {
+        listeners.add(l);
+        return () => listeners.delete(l);
+      },
     });
-    const sweep = (snap = snapshot(FLEET, Date.now())) => listeners.forEach((l) => l(snap));
+    const sweep = (snap = snapshot(FLEET, Date.now())) => {
+      for (const l of listeners) l(snap);
+    };
     try {
       sweep(); // the start's reconcile: the first census rides on it
       expect(await waitFor(() => readSamples(dir).length === 1, 5000)).toBe(true);
@@ -225,8 +304,18 @@ describe('summariseSamples', () => {
       ...base,
       live,
       rssBytes: rss,
-      byLane: { 'awaiting-human': { sessions: 1, bytes: rss / 2 }, active: { sessions: 0, bytes: 0 }, finished: { sessions: 0, bytes: rss / 4 }, untasked: { sessions: 0, bytes: rss / 4 } },
-      silence: { longestMs: longest, longestSessionId: longest === null ? null : `s${i}`, unknown: 0, buckets: { ...base.silence.buckets, '>=48h': longest !== null && longest >= 48 * H ? 1 : 0 } },
+      byLane: {
+        'awaiting-human': { sessions: 1, bytes: rss / 2 },
+        active: { sessions: 0, bytes: 0 },
+        finished: { sessions: 0, bytes: rss / 4 },
+        untasked: { sessions: 0, bytes: rss / 4 },
+      },
+      silence: {
+        longestMs: longest,
+        longestSessionId: longest === null ? null : `s${i}`,
+        unknown: 0,
+        buckets: { ...base.silence.buckets, '>=48h': longest !== null && longest >= 48 * H ? 1 : 0 },
+      },
       since: i ? at(i - 1) : null,
       exits: i ? 1 : null,
       asks: i ? 2 : null,
@@ -235,14 +324,24 @@ describe('summariseSamples', () => {
     };
   };
   it('count, span, live min/median/max, peak memory and each lane’s peak, longest silence, 48 h idleness', () => {
-    const samples = [s(3, 30, 8 * 1024 * MB, 49 * H), s(0, 10, 2 * 1024 * MB, H), s(1, 20, 4 * 1024 * MB, 5 * H), s(2, 40, 6 * 1024 * MB, null), { ...s(4, 0, 0, null), rosterOk: false }];
+    const samples = [
+      s(3, 30, 8 * 1024 * MB, 49 * H),
+      s(0, 10, 2 * 1024 * MB, H),
+      s(1, 20, 4 * 1024 * MB, 5 * H),
+      s(2, 40, 6 * 1024 * MB, null),
+      { ...s(4, 0, 0, null), rosterOk: false },
+    ];
     const sum = summariseSamples(samples);
     expect(sum).toMatchObject({
       count: 5,
       failed: 1,
       span: { from: at(0), to: at(4), ms: 20 * MIN },
       live: { min: 10, median: 25, max: 40 },
-      rss: { peakBytes: 8 * 1024 * MB, peakAt: at(3), peakByLane: { 'awaiting-human': 4 * 1024 * MB, active: 0, finished: 2 * 1024 * MB, untasked: 2 * 1024 * MB } },
+      rss: {
+        peakBytes: 8 * 1024 * MB,
+        peakAt: at(3),
+        peakByLane: { 'awaiting-human': 4 * 1024 * MB, active: 0, finished: 2 * 1024 * MB, untasked: 2 * 1024 * MB },
+      },
       longestSilence: { ms: 49 * H, at: at(3), sessionId: 's3' },
       idle48h: { samples: 1, share: 0.25, first: at(3), last: at(3) },
       exits: 4,
@@ -250,12 +349,20 @@ describe('summariseSamples', () => {
     });
   });
   it('no samples: zeros and nulls, never a throw', () => {
-    expect(summariseSamples([])).toMatchObject({ count: 0, failed: 0, live: { min: null, median: null, max: null }, longestSilence: { ms: null }, idle48h: { samples: 0, share: 0 } });
+    expect(summariseSamples([])).toMatchObject({
+      count: 0,
+      failed: 0,
+      live: { min: null, median: null, max: null },
+      longestSilence: { ms: null },
+      idle48h: { samples: 0, share: 0 },
+    });
   });
 });
 
 describe('samplesChartSvg', () => {
-  const samples = [0, 1, 2, 3].map((i) => ({ ...censusOf(snapshot(FLEET, T0 + i * 5 * MIN)), since: null, exits: null, asks: null, auditOffset: 0 }) as Sample);
+  const samples = [0, 1, 2, 3].map(
+    (i) => ({ ...censusOf(snapshot(FLEET, T0 + i * 5 * MIN)), since: null, exits: null, asks: null, auditOffset: 0 }) as Sample,
+  );
   it('an inline SVG: one line per lane and one for silence, the 48 h line, no scripts or external assets', () => {
     const svg = samplesChartSvg(samples);
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);

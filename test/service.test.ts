@@ -37,6 +37,10 @@ describe('sunset service print', () => {
     expect(r.stdout).not.toMatch(/^Environment=REDIS_URL/m);
     // stateDir is relative: it says from where it resolves
     expect(r.stderr).toMatch(new RegExp(`stateDir is a relative path: it resolves from ${work}`));
+    // from a checkout: its docs, and its own pino-pretty (a dev dependency; test/package.test.ts: an installed one)
+    const checkout = realpathSync(new URL('..', import.meta.url).pathname);
+    expect(r.stdout).toContain(`Documentation=file://${join(checkout, 'docs', 'operations.md')}\n`);
+    expect(r.stdout).toContain(`(cd ${checkout} && npx --no-install pino-pretty)`);
   });
 
   it('bakes $REDIS_URL into the unit and says so', () => {

@@ -1,10 +1,13 @@
 // Integration: a real test fleet (real processes, a private tmux server), the real probes and the verdict.
 // `sunset verdict --json` gives the verdict and reason codes DESIGN names for every kind of row.
+import { realpathSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCli } from './support/cli.js';
 import { useFleet } from './support/use-fleet.js';
 import { parseConfig } from '../src/config.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
+import { fleetCache } from '../src/evidence/fleet-cache.js';
 import { sessionExit } from '../src/pipeline/session-exit.js';
 import { childCount } from '../src/run.js';
 
@@ -94,7 +97,11 @@ describe('sunset verdict --json on a test fleet', () => {
 
     let { json } = await verdictJson();
     const by = (a: { sessionId: string }) => json.sessions.find((s: any) => s.sessionId === a.sessionId);
-    expect(by(blocked)).toMatchObject({ verdict: 'protected', reasons: ['job-blocked'], notes: ['it asks: Which branch should I push to?'] });
+    expect(by(blocked)).toMatchObject({
+      verdict: 'protected',
+      reasons: ['job-blocked'],
+      notes: ['it asks: Which branch should I push to?'],
+    });
     expect(by(inFlight)).toMatchObject({ verdict: 'protected', reasons: ['job-in-flight'] });
     expect(by(pinned)).toMatchObject({ verdict: 'protected', reasons: ['pinned'] });
     expect(by(noJob)).toMatchObject({ verdict: 'protected', reasons: ['job-unknown'] });
@@ -122,6 +129,74 @@ describe('sunset verdict --json on a test fleet', () => {
     ({ json } = await verdictJson());
     expect(by(free).reasons).toEqual(['pins-unknown']);
     expect(by(inter)).toMatchObject({ verdict: 'eligible' });
+  });
+
+  it('an agent view narrowed by --cwd protects only the sessions under its folder, and says which view protects which', async () => {
+    ctx.fleet.setPins([]);
+    const work = join(ctx.fleet.root, 'work');
+    const released = async (cwd: string) => {
+      const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H, cwd });
+      ctx.fleet.writeTask({ id: `t-view-${a.id}`, state: 'done', sessionId: a.sessionId, releasedAt: ago(H) });
+      return a;
+    };
+    const inA = await released(join(work, 'view-a'));
+    const below = await released(join(work, 'view-a', 'deep', 'er'));
+    const sibling = await released(join(work, 'view-ab')); // a longer name, not below view-a
+    const worktree = await released(join(work, 'repo', '.claude', 'worktrees', 'fix-1'));
+    const dispatched = await released(join(work, 'elsewhere'));
+    ctx.fleet.setJob(dispatched, { originCwd: join(work, 'view-a') }); // started from view-a (the CLI files it there)
+    const inter = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H, cwd: join(work, 'view-a') });
+    ctx.fleet.writeTask({ id: 't-view-inter', state: 'done', sessionId: inter.sessionId, releasedAt: ago(H) });
+    symlinkSync(join(work, 'view-a'), join(work, 'view-link'));
+    const ours = [inA, below, sibling, worktree, dispatched, inter];
+
+    // relative to the view's own folder, through a symlink
+    const narrowed = await ctx.fleet.agentView({ args: ['--cwd', 'view-link'], cwd: work });
+    let { json } = await verdictJson();
+    const by = (a: { sessionId: string }) => json.sessions.find((s: any) => s.sessionId === a.sessionId);
+    const folderA = realpathSync(join(work, 'view-a'));
+    expect(json.agentViews).toBe(1);
+    expect(json.agentViewsOpen).toEqual([{ pid: narrowed.pid, cwd: folderA }]);
+    for (const a of [inA, below, dispatched]) {
+      expect(by(a)).toMatchObject({ verdict: 'protected', reasons: ['attach-unknown'] });
+      expect(by(a).evidence).toMatchObject({ agentViews: 1, agentViewsListing: [{ pid: narrowed.pid, cwd: folderA }] });
+      expect(by(a).notes).toEqual([
+        `a person has the agent view open (claude agents --cwd ${folderA}, pid ${narrowed.pid}): it lists this session, which may be on their screen`,
+      ]);
+    }
+    for (const a of [sibling, worktree, inter]) {
+      expect(by(a)).toMatchObject({ verdict: 'eligible' });
+      expect(by(a).evidence.agentViewsListing).toBeUndefined();
+    }
+    const text = await runCli(['verdict', '--config', ctx.fleet.writeConfig()]);
+    expect(text.stdout).toContain(
+      `a person has the agent view open on ${folderA} (claude agents --cwd, pid ${narrowed.pid}): the background sessions under it`,
+    );
+    const report = await runCli(['report', '--config', ctx.fleet.writeConfig()]);
+    expect(report.stdout).toContain(`agent view open on ${folderA}`);
+
+    // a second view on the repository: a worktree's session is filed under it
+    const onRepo = await ctx.fleet.agentView({ args: [`--cwd=${join(work, 'repo')}`] });
+    ({ json } = await verdictJson());
+    expect(json.agentViews).toBe(2);
+    expect(by(worktree)).toMatchObject({ verdict: 'protected', reasons: ['attach-unknown'] });
+    expect(by(worktree).evidence.agentViewsListing).toEqual([{ pid: onRepo.pid, cwd: realpathSync(join(work, 'repo')) }]);
+    expect(by(sibling).verdict).toBe('eligible');
+    await narrowed.close();
+    ({ json } = await verdictJson());
+    expect(by(inA).verdict).toBe('eligible');
+    expect(by(worktree).verdict).toBe('protected');
+
+    // one that lists everything protects every background session again
+    const all = await ctx.fleet.agentView();
+    ({ json } = await verdictJson());
+    for (const a of [inA, below, sibling, dispatched]) expect(by(a).evidence.agentViewsListing).toEqual([{ pid: all.pid, cwd: null }]);
+    expect(by(worktree).evidence.agentViews).toBe(2);
+    expect(by(inter).verdict).toBe('eligible');
+    await onRepo.close();
+    await all.close();
+    ({ json } = await verdictJson());
+    for (const a of ours) expect(by(a).verdict).toBe('eligible');
   });
 
   it('takes a short id, a sessionId, a unique prefix of either or a name; an ambiguous one exits 2 listing the matches', async () => {
@@ -195,8 +270,12 @@ describe('sunset verdict --json on a test fleet', () => {
     // a person attaches in tmux: the schedule still needs no tmux (the open task holds it for good) ...
     const client = await ctx.fleet.attachTmux(active);
     try {
-      expect((await gatherFleet(cfg, { tmux: 'if-needed' })).sessions.find((s) => s.sessionId === active.sessionId)!.reasons).toEqual(['task-not-terminal']);
-      expect((await gatherFleet(cfg)).sessions.find((s) => s.sessionId === active.sessionId)!.reasons).toEqual(expect.arrayContaining(['task-not-terminal', 'client-attached']));
+      expect((await gatherFleet(cfg, { tmux: 'if-needed' })).sessions.find((s) => s.sessionId === active.sessionId)!.reasons).toEqual([
+        'task-not-terminal',
+      ]);
+      expect((await gatherFleet(cfg)).sessions.find((s) => s.sessionId === active.sessionId)!.reasons).toEqual(
+        expect.arrayContaining(['task-not-terminal', 'client-attached']),
+      );
       // ... until the task is done: then the verdict could turn on tmux, and it is read (the person attached protects)
       ctx.fleet.writeTask({ id: 't-active', state: 'done', sessionId: active.sessionId, releasedAt: ago(H) });
       const done = (await gatherFleet(cfg, { tmux: 'if-needed' })).sessions.find((s) => s.sessionId === active.sessionId)!;
@@ -216,7 +295,9 @@ describe('sunset verdict --json on a test fleet', () => {
     const i = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
     ctx.fleet.writeTask({ id: 't2', state: 'done', sessionId: i.sessionId, releasedAt: ago(H) });
     // projects and inbox folders replaced by files: readdir fails with ENOTDIR, not ENOENT
-    const cfg = parseConfig(ctx.fleet.config({ fleet: { projectsDir: ctx.fleet.claudeBin, inboxDir: ctx.fleet.claudeBin, tmuxSocket: '/nonexistent/dir/sock' } }));
+    const cfg = parseConfig(
+      ctx.fleet.config({ fleet: { projectsDir: ctx.fleet.claudeBin, inboxDir: ctx.fleet.claudeBin, tmuxSocket: '/nonexistent/dir/sock' } }),
+    );
     const snap = await gatherFleet(cfg);
     for (const s of snap.sessions) expect(s.verdict).toBe('protected');
     const ra = snap.sessions.find((s) => s.id === a.id)!;
@@ -228,7 +309,10 @@ describe('session-exit on real agents', () => {
   it('a background agent leaves by `claude stop`, transcript flushed, no signal', async () => {
     const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
     const cfg = parseConfig(ctx.fleet.config({ windows: { exitConfirm: '10s' } }));
-    const out = await sessionExit({ id: a.id, sessionId: a.sessionId, kind: 'background', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt }, cfg);
+    const out = await sessionExit(
+      { id: a.id, sessionId: a.sessionId, kind: 'background', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt },
+      cfg,
+    );
     expect(out).toMatchObject({ method: 'claude-stop', called: true, exited: true });
     const [end] = ctx.fleet.ended(a);
     expect(end.how).toBe('stop');
@@ -239,7 +323,10 @@ describe('session-exit on real agents', () => {
   it('an interactive agent leaves by /exit typed into its pane', async () => {
     const a = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H });
     const cfg = parseConfig(ctx.fleet.config({ windows: { exitConfirm: '10s' } }));
-    const out = await sessionExit({ id: a.id, sessionId: a.sessionId, kind: 'interactive', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt, paneId: a.paneId }, cfg);
+    const out = await sessionExit(
+      { id: a.id, sessionId: a.sessionId, kind: 'interactive', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt, paneId: a.paneId },
+      cfg,
+    );
     expect(out).toMatchObject({ method: 'typed-exit', called: true, exited: true });
     expect(ctx.fleet.ended(a)[0].how).toBe('exit-typed');
   });
@@ -247,8 +334,33 @@ describe('session-exit on real agents', () => {
   it('an interactive session that /exit sends to the background is finished with claude stop', async () => {
     const a = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H, bgOnExit: true });
     const cfg = parseConfig(ctx.fleet.config({ windows: { exitConfirm: '10s' } }));
-    const out = await sessionExit({ id: a.id, sessionId: a.sessionId, kind: 'interactive', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt, paneId: a.paneId }, cfg);
+    const out = await sessionExit(
+      { id: a.id, sessionId: a.sessionId, kind: 'interactive', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt, paneId: a.paneId },
+      cfg,
+    );
     expect(out).toMatchObject({ method: 'typed-exit+claude-stop', called: true, exited: true });
+    expect(ctx.fleet.currentPid(a)).toBeNull();
+    expect(ctx.fleet.ended(a).map((e) => e.how)).toEqual(expect.arrayContaining(['to-background', 'stop']));
+  });
+
+  it("the exit worker's roster (shared sweeps on the CLI's word) finds the successor too", async () => {
+    const a = await ctx.fleet.spawnInteractive({ transcriptAgeMs: H, bgOnExit: true });
+    const cfg = parseConfig(ctx.fleet.config({ windows: { exitConfirm: '10s' } }));
+    const source = fleetCache(cfg);
+    const froms: string[] = [];
+    const roster = async () => {
+      const snap = await source(0, { roster: 'cli', tmux: 'if-needed' });
+      froms.push(snap.rosterFrom);
+      return snap.roster.ok ? { ok: true as const, rows: snap.sessions.map((v) => v.row), problems: [] } : snap.roster;
+    };
+    const out = await sessionExit(
+      { id: a.id, sessionId: a.sessionId, kind: 'interactive', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt, paneId: a.paneId },
+      cfg,
+      { roster },
+    );
+    expect(out).toMatchObject({ method: 'typed-exit+claude-stop', called: true, exited: true });
+    expect(froms.length).toBeGreaterThan(0);
+    expect(froms.every((f) => f === 'cli')).toBe(true);
     expect(ctx.fleet.currentPid(a)).toBeNull();
     expect(ctx.fleet.ended(a).map((e) => e.how)).toEqual(expect.arrayContaining(['to-background', 'stop']));
   });
@@ -256,7 +368,10 @@ describe('session-exit on real agents', () => {
   it('a stubborn agent stays; sessionExit reports it honestly and does nothing stronger', async () => {
     const a = await ctx.fleet.spawnBackground({ mode: 'stubborn', transcriptAgeMs: H });
     const cfg = parseConfig(ctx.fleet.config({ windows: { exitConfirm: '300ms' } }));
-    const out = await sessionExit({ id: a.id, sessionId: a.sessionId, kind: 'background', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt }, cfg);
+    const out = await sessionExit(
+      { id: a.id, sessionId: a.sessionId, kind: 'background', pid: a.pid, startedAt: ctx.fleet.row(a)!.startedAt },
+      cfg,
+    );
     expect(out).toMatchObject({ called: true, exited: false });
     expect(ctx.fleet.isAlive(a)).toBe(true);
     expect(ctx.fleet.requests(a).length).toBe(1);
@@ -269,7 +384,10 @@ describe('session-exit on real agents', () => {
       expect(out).toMatchObject({ called: false, exited: false });
       expect(out.error).toMatch(/refused/);
     }
-    const out = await sessionExit({ id: '$(touch /tmp/sunset-pwned); rm -rf /', sessionId: 'x', kind: 'background', pid: 999999, startedAt: null }, cfg);
+    const out = await sessionExit(
+      { id: '$(touch /tmp/sunset-pwned); rm -rf /', sessionId: 'x', kind: 'background', pid: 999999, startedAt: null },
+      cfg,
+    );
     expect(out.called).toBe(true); // passed as one argv word to the stand-in, which finds no such agent
   });
 });

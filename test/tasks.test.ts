@@ -39,7 +39,8 @@ const put = (name: string, content: string | Buffer): string => {
   fs.writeFileSync(file, content);
   return file;
 };
-const putTask = (obj: Record<string, unknown>, indent: number | string = 2): string => put(`${String(obj.id)}.json`, `${JSON.stringify(obj, null, indent)}\n`);
+const putTask = (obj: Record<string, unknown>, indent: number | string = 2): string =>
+  put(`${String(obj.id)}.json`, `${JSON.stringify(obj, null, indent)}\n`);
 const at = (minute: number): string => new Date(Date.UTC(2026, 8, 2, 10, minute)).toISOString();
 /** Files in the folder that are not the ones a test put there: temp files and locks left behind. */
 const leftovers = (): string[] => fs.readdirSync(dir).filter((n) => n.startsWith('.'));
@@ -71,7 +72,17 @@ describe('validateTaskId', () => {
 
 describe('readTasks', () => {
   it('reads loosely: unknown fields are kept, aliases give the session, terminal is derived', async () => {
-    putTask({ id: 'a', state: 'done', sessionId: 's-a', watcher: 4242, releasedAt: at(1), exitRequests: 2, exitRequestedAt: at(3), custom: { deep: [1, 'x'] }, note: 'é' });
+    putTask({
+      id: 'a',
+      state: 'done',
+      sessionId: 's-a',
+      watcher: 4242,
+      releasedAt: at(1),
+      exitRequests: 2,
+      exitRequestedAt: at(3),
+      custom: { deep: [1, 'x'] },
+      note: 'é',
+    });
     putTask({ id: 'b', state: 'awaiting-human', driverSessionId: 's-b', awaitingHumanSince: at(0), stateChangedAt: at(0) });
     putTask({ id: 'c', state: 'parked', operatorSessionId: 's-c', watcher: 'loop-c' });
     putTask({ id: 'd', state: 'weird-new-state', sessionId: null, driverSessionId: 's-d', operatorSessionId: 's-old' });
@@ -83,12 +94,43 @@ describe('readTasks', () => {
     const byId = Object.fromEntries(r.tasks.map((t) => [t.id, t]));
     expect(Object.keys(byId).sort()).toEqual(['a', 'b', 'c', 'd', 'e']);
 
-    expect(byId.a).toMatchObject({ state: 'done', terminal: true, sessionId: 's-a', watcher: 4242, releasedAt: at(1), exitRequests: 2, exitRequestedAt: at(3), file: join(dir, 'a.json') });
+    expect(byId.a).toMatchObject({
+      state: 'done',
+      terminal: true,
+      sessionId: 's-a',
+      watcher: 4242,
+      releasedAt: at(1),
+      exitRequests: 2,
+      exitRequestedAt: at(3),
+      file: join(dir, 'a.json'),
+    });
     // a folder's sweep gives each task's own fields, not its parsed file (readTask gives the whole file)
     expect(byId.a.raw).toEqual({});
-    expect(await readTask(dir, 'a')).toMatchObject({ kind: 'task', task: { raw: { id: 'a', state: 'done', sessionId: 's-a', watcher: 4242, releasedAt: at(1), exitRequests: 2, exitRequestedAt: at(3), custom: { deep: [1, 'x'] }, note: 'é' } } });
+    expect(await readTask(dir, 'a')).toMatchObject({
+      kind: 'task',
+      task: {
+        raw: {
+          id: 'a',
+          state: 'done',
+          sessionId: 's-a',
+          watcher: 4242,
+          releasedAt: at(1),
+          exitRequests: 2,
+          exitRequestedAt: at(3),
+          custom: { deep: [1, 'x'] },
+          note: 'é',
+        },
+      },
+    });
     expect(byId.a.exitAskedAt).toBeUndefined();
-    expect(byId.b).toMatchObject({ terminal: false, sessionId: 's-b', watcher: null, exitRequests: 0, awaitingHumanSince: at(0), stateChangedAt: at(0) });
+    expect(byId.b).toMatchObject({
+      terminal: false,
+      sessionId: 's-b',
+      watcher: null,
+      exitRequests: 0,
+      awaitingHumanSince: at(0),
+      stateChangedAt: at(0),
+    });
     expect(byId.c).toMatchObject({ terminal: true, sessionId: 's-c', watcher: 'loop-c' });
     expect(byId.d).toMatchObject({ terminal: false, sessionId: 's-d' });
     expect(byId.e).toMatchObject({ terminal: true, sessionId: null });
@@ -106,7 +148,14 @@ describe('readTasks', () => {
     const r = await readTasks(dir);
     if (!r.ok) throw new Error(r.error);
     const key = Object.fromEntries(r.tasks.map((t) => [t.id, t.orderKey]));
-    expect(key).toEqual({ a: Date.parse(at(5)), b: Date.parse(at(7)), c: Date.parse(at(9)), d: Date.parse(at(11)), e: Date.parse(at(12)), f: Date.parse(at(13)) });
+    expect(key).toEqual({
+      a: Date.parse(at(5)),
+      b: Date.parse(at(7)),
+      c: Date.parse(at(9)),
+      d: Date.parse(at(11)),
+      e: Date.parse(at(12)),
+      f: Date.parse(at(13)),
+    });
   });
 
   it('a missing folder is no tasks; a folder that cannot be read is ok: false', async () => {
@@ -174,7 +223,6 @@ describe('readTasks cache (unchanged files are not read again)', () => {
     const read = await sessionOf('k', 0); // read, and kept (without its raw object: sunset reads the task's own fields)
     expect(read).toMatchObject({ id: 'k', sessionId: 's-1', raw: {} });
     expect(await sessionOf('k', 0)).toBe(read); // the very object: not read again
-    const first = read;
 
     // in place, same size, then its mtime put back: only ctime tells, and it is in the key
     const { size, ino } = fs.statSync(file);
@@ -240,21 +288,96 @@ describe('readTasks cache (unchanged files are not read again)', () => {
 describe('invalid task files', () => {
   const big = `{"id":"big","state":"done","sessionId":"s-big","pad":"${'x'.repeat(20 * 1024 * 1024 - 60)}"}`;
   const cases: { name: string; content: string | Buffer; problem: RegExp; parsed: boolean; ids?: string[]; textHas?: string }[] = [
-    { name: 'trunc.json', content: '{"id":"trunc","state":"done","sessionId":"s-trunc",', problem: /^not valid JSON: /, parsed: false, textHas: 's-trunc' },
-    { name: 'arr.json', content: '[{"id":"arr","state":"done","sessionId":"s-arr"}]', problem: /^not a JSON object \(it is an array\)$/, parsed: true, ids: ['arr', 's-arr'] },
+    {
+      name: 'trunc.json',
+      content: '{"id":"trunc","state":"done","sessionId":"s-trunc",',
+      problem: /^not valid JSON: /,
+      parsed: false,
+      textHas: 's-trunc',
+    },
+    {
+      name: 'arr.json',
+      content: '[{"id":"arr","state":"done","sessionId":"s-arr"}]',
+      problem: /^not a JSON object \(it is an array\)$/,
+      parsed: true,
+      ids: ['arr', 's-arr'],
+    },
     { name: 'str.json', content: '"s-str"', problem: /^not a JSON object \(it is a string\)$/, parsed: true, ids: [] },
-    { name: 'req-str.json', content: '{"id":"req-str","state":"done","sessionId":"s-1","exitRequests":"3"}', problem: /^field exitRequests: must be an integer from 0 to 3 \(found "3"\)$/, parsed: true, ids: ['s-1', 'req-str'] },
-    { name: 'req-7.json', content: '{"id":"req-7","state":"done","driverSessionId":"s-7","exitRequests":7}', problem: /^field exitRequests: must be an integer from 0 to 3 \(found 7\)$/, parsed: true, ids: ['s-7', 'req-7'] },
-    { name: 'req-frac.json', content: '{"id":"req-frac","state":"done","exitRequests":1.5}', problem: /^field exitRequests: must be an integer/, parsed: true },
-    { name: 'bad-date.json', content: '{"id":"bad-date","state":"done","operatorSessionId":"s-d","releasedAt":"yesterday"}', problem: /^field releasedAt: must be an ISO-8601 date-time .*\(found "yesterday"\)$/, parsed: true, ids: ['s-d', 'bad-date'] },
-    { name: 'bad-date2.json', content: '{"id":"bad-date2","state":"done","exitAskedAt":"2026-13-45T99:00:00Z"}', problem: /^field exitAskedAt: must be an ISO-8601/, parsed: true },
-    { name: 'no-state.json', content: '{"id":"no-state","sessionId":"s-ns"}', problem: /^field state: missing \(it must be a string\)$/, parsed: true, ids: ['s-ns', 'no-state'] },
-    { name: 'bad-watcher.json', content: '{"id":"bad-watcher","state":"done","watcher":{"pid":1}}', problem: /^field watcher: must be a string, a number or null/, parsed: true },
-    { name: 'big.json', content: big, problem: new RegExp(`^over 1 MB \\(${Buffer.byteLength(big)} bytes\\)$`), parsed: false, textHas: 's-big' },
-    { name: 'mismatch.json', content: '{"id":"other","state":"done","sessionId":"s-m"}', problem: /^id "other" is not its file name "mismatch"$/, parsed: true, ids: ['s-m', 'other'] },
-    { name: 'a..b.json', content: '{"id":"a..b","state":"done","sessionId":"s-dots"}', problem: /^id contains "\.\." \("a\.\.b"\)$/, parsed: true, ids: ['s-dots', 'a..b'] },
+    {
+      name: 'req-str.json',
+      content: '{"id":"req-str","state":"done","sessionId":"s-1","exitRequests":"3"}',
+      problem: /^field exitRequests: must be an integer from 0 to 3 \(found "3"\)$/,
+      parsed: true,
+      ids: ['s-1', 'req-str'],
+    },
+    {
+      name: 'req-7.json',
+      content: '{"id":"req-7","state":"done","driverSessionId":"s-7","exitRequests":7}',
+      problem: /^field exitRequests: must be an integer from 0 to 3 \(found 7\)$/,
+      parsed: true,
+      ids: ['s-7', 'req-7'],
+    },
+    {
+      name: 'req-frac.json',
+      content: '{"id":"req-frac","state":"done","exitRequests":1.5}',
+      problem: /^field exitRequests: must be an integer/,
+      parsed: true,
+    },
+    {
+      name: 'bad-date.json',
+      content: '{"id":"bad-date","state":"done","operatorSessionId":"s-d","releasedAt":"yesterday"}',
+      problem: /^field releasedAt: must be an ISO-8601 date-time .*\(found "yesterday"\)$/,
+      parsed: true,
+      ids: ['s-d', 'bad-date'],
+    },
+    {
+      name: 'bad-date2.json',
+      content: '{"id":"bad-date2","state":"done","exitAskedAt":"2026-13-45T99:00:00Z"}',
+      problem: /^field exitAskedAt: must be an ISO-8601/,
+      parsed: true,
+    },
+    {
+      name: 'no-state.json',
+      content: '{"id":"no-state","sessionId":"s-ns"}',
+      problem: /^field state: missing \(it must be a string\)$/,
+      parsed: true,
+      ids: ['s-ns', 'no-state'],
+    },
+    {
+      name: 'bad-watcher.json',
+      content: '{"id":"bad-watcher","state":"done","watcher":{"pid":1}}',
+      problem: /^field watcher: must be a string, a number or null/,
+      parsed: true,
+    },
+    {
+      name: 'big.json',
+      content: big,
+      problem: new RegExp(`^over 1 MB \\(${Buffer.byteLength(big)} bytes\\)$`),
+      parsed: false,
+      textHas: 's-big',
+    },
+    {
+      name: 'mismatch.json',
+      content: '{"id":"other","state":"done","sessionId":"s-m"}',
+      problem: /^id "other" is not its file name "mismatch"$/,
+      parsed: true,
+      ids: ['s-m', 'other'],
+    },
+    {
+      name: 'a..b.json',
+      content: '{"id":"a..b","state":"done","sessionId":"s-dots"}',
+      problem: /^id contains "\.\." \("a\.\.b"\)$/,
+      parsed: true,
+      ids: ['s-dots', 'a..b'],
+    },
     { name: 'sep.json', content: '{"id":"../sep","state":"done"}', problem: /^id has a path separator/, parsed: true },
-    { name: 'latin1.json', content: Buffer.from('{"id":"latin1","state":"done","sessionId":"s-l","n":"\xe9"}', 'latin1'), problem: /^not valid UTF-8 text$/, parsed: false, textHas: 's-l' },
+    {
+      name: 'latin1.json',
+      content: Buffer.from('{"id":"latin1","state":"done","sessionId":"s-l","n":"\xe9"}', 'latin1'),
+      problem: /^not valid UTF-8 text$/,
+      parsed: false,
+      textHas: 's-l',
+    },
   ];
 
   it('are reported with a clear problem, and latchTask leaves them byte-for-byte alone', async () => {
@@ -279,7 +402,9 @@ describe('invalid task files', () => {
 
     for (const c of cases) {
       const id = c.name.slice(0, -'.json'.length);
-      await expect(latchTask(dir, id, { releasedAt: at(1), exitRequests: 1, exitRequestedAt: at(1) }), c.name).rejects.toBeInstanceOf(TaskInvalidError);
+      await expect(latchTask(dir, id, { releasedAt: at(1), exitRequests: 1, exitRequestedAt: at(1) }), c.name).rejects.toBeInstanceOf(
+        TaskInvalidError,
+      );
       expect(fs.readFileSync(join(dir, c.name)).equals(before.get(c.name)!), c.name).toBe(true);
       const one = await readTask(dir, id);
       expect(one.kind, c.name).toBe('invalid');
@@ -334,14 +459,29 @@ describe('schema', () => {
       { requiredKeys: ['id', 'state'] },
     );
     // ... with one field (sometimes) replaced by anything, or removed
-    const fields = ['id', 'state', 'sessionId', 'driverSessionId', 'operatorSessionId', 'watcher', 'releasedAt', 'exitAskedAt', 'exitRequestedAt', 'exitedAt', 'exitGaveUpAt', 'exitRequests'];
-    const perturbed = fc.tuple(valid, fc.constantFrom(...fields), fc.option(anyValue, { nil: undefined }), fc.boolean()).map(([o, k, v, keep]) => {
-      const out: Record<string, unknown> = { ...o };
-      if (keep) return out;
-      if (v === undefined) delete out[k];
-      else out[k] = v;
-      return out;
-    });
+    const fields = [
+      'id',
+      'state',
+      'sessionId',
+      'driverSessionId',
+      'operatorSessionId',
+      'watcher',
+      'releasedAt',
+      'exitAskedAt',
+      'exitRequestedAt',
+      'exitedAt',
+      'exitGaveUpAt',
+      'exitRequests',
+    ];
+    const perturbed = fc
+      .tuple(valid, fc.constantFrom(...fields), fc.option(anyValue, { nil: undefined }), fc.boolean())
+      .map(([o, k, v, keep]) => {
+        const out: Record<string, unknown> = { ...o };
+        if (keep) return out;
+        if (v === undefined) delete out[k];
+        else out[k] = v;
+        return out;
+      });
     fc.assert(
       fc.property(perturbed, (o) => {
         expect(matchesTaskSchema(o)).toBe(taskFileSchema.safeParse(o).success);
@@ -376,13 +516,18 @@ describe('mergeLatched', () => {
       exitedAt: at(3),
       exitGaveUpAt: at(4),
     });
-    expect(mergeLatched({ releasedAt: at(0), exitAskedAt: null }, { releasedAt: at(1), exitAskedAt: at(2) }, 3)).toEqual({ exitAskedAt: at(2) });
+    expect(mergeLatched({ releasedAt: at(0), exitAskedAt: null }, { releasedAt: at(1), exitAskedAt: at(2) }, 3)).toEqual({
+      exitAskedAt: at(2),
+    });
   });
   it('moves the request pair forward only, capped at max', () => {
     expect(mergeLatched({}, { exitRequests: 1, exitRequestedAt: at(1) }, 3)).toEqual({ exitRequests: 1, exitRequestedAt: at(1) });
     expect(mergeLatched({ exitRequests: 2, exitRequestedAt: at(1) }, { exitRequests: 2, exitRequestedAt: at(5) }, 3)).toEqual({});
     expect(mergeLatched({ exitRequests: 2 }, { exitRequests: 1, exitRequestedAt: at(5) }, 3)).toEqual({});
-    expect(mergeLatched({ exitRequests: 2 }, { exitRequests: 9, exitRequestedAt: at(5) }, 3)).toEqual({ exitRequests: 3, exitRequestedAt: at(5) });
+    expect(mergeLatched({ exitRequests: 2 }, { exitRequests: 9, exitRequestedAt: at(5) }, 3)).toEqual({
+      exitRequests: 3,
+      exitRequestedAt: at(5),
+    });
     expect(mergeLatched({ exitRequests: 2 }, { exitRequests: 3, exitRequestedAt: at(5) }, 2)).toEqual({});
     expect(mergeLatched({}, { exitRequestedAt: at(5) }, 3)).toEqual({});
     expect(mergeLatched({ exitRequests: null }, { exitRequests: 1 }, 3)).toEqual({ exitRequests: 1 });
@@ -391,14 +536,17 @@ describe('mergeLatched', () => {
 
 describe('latchTask', () => {
   it('writes only the latched fields, as a textual edit, and reports what changed', async () => {
-    const original = '{\n    "id": "t",\n    "state": "done",\n    "big": 12345678901234567890,\n    "esc": "\\u00e9 é \\ud83d\\ude00",\n    "releasedAt": null,\n    "n": 1.0e2\n}\n';
+    const original =
+      '{\n    "id": "t",\n    "state": "done",\n    "big": 12345678901234567890,\n    "esc": "\\u00e9 é \\ud83d\\ude00",\n    "releasedAt": null,\n    "n": 1.0e2\n}\n';
     const file = put('t.json', original);
     const writes: [string, string][] = [];
     const r = await latchTask(dir, 't', { releasedAt: at(1), exitAskedAt: at(2) }, { onWrite: (f, text) => writes.push([f, text]) });
     expect(r.changed).toBe(true);
     expect(r.applied).toEqual({ releasedAt: at(1), exitAskedAt: at(2) });
     const text = fs.readFileSync(file, 'utf8');
-    expect(text).toBe(original.replace('"releasedAt": null', `"releasedAt": "${at(1)}"`).replace('1.0e2\n}', `1.0e2,\n    "exitAskedAt": "${at(2)}"\n}`));
+    expect(text).toBe(
+      original.replace('"releasedAt": null', `"releasedAt": "${at(1)}"`).replace('1.0e2\n}', `1.0e2,\n    "exitAskedAt": "${at(2)}"\n}`),
+    );
     expect(writes).toEqual([[file, text]]);
     expect(r.task).toMatchObject({ id: 't', releasedAt: at(1), exitAskedAt: at(2), mtimeMs: fs.statSync(file).mtimeMs });
     expect(leftovers()).toEqual([]);
@@ -433,7 +581,14 @@ describe('latchTask', () => {
     putTask({ id: 'b', state: 'done', sessionId: 's-b', releasedAt: at(1), note: 'the Driver wrote this' });
     const r2 = await latchTask(dir, 'b', { exitAskedAt: at(2) }, { base: old.base });
     expect(r2.changed).toBe(true);
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({ id: 'b', state: 'done', sessionId: 's-b', releasedAt: at(1), note: 'the Driver wrote this', exitAskedAt: at(2) });
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
+      id: 'b',
+      state: 'done',
+      sessionId: 's-b',
+      releasedAt: at(1),
+      note: 'the Driver wrote this',
+      exitAskedAt: at(2),
+    });
 
     // an old base that says "nothing to change", the field since removed by another writer: read again, latched
     const had = readForLatch(dir, 'b');
@@ -493,9 +648,15 @@ describe('latchTask', () => {
 
   it('caps exitRequests at maxExitRequests', async () => {
     putTask({ id: 'c', state: 'done' });
-    expect((await latchTask(dir, 'c', { exitRequests: 2, exitRequestedAt: at(1) }, { maxExitRequests: 1 })).applied).toEqual({ exitRequests: 1, exitRequestedAt: at(1) });
+    expect((await latchTask(dir, 'c', { exitRequests: 2, exitRequestedAt: at(1) }, { maxExitRequests: 1 })).applied).toEqual({
+      exitRequests: 1,
+      exitRequestedAt: at(1),
+    });
     expect((await latchTask(dir, 'c', { exitRequests: 2, exitRequestedAt: at(2) }, { maxExitRequests: 1 })).changed).toBe(false);
-    expect((await latchTask(dir, 'c', { exitRequests: 7, exitRequestedAt: at(3) })).applied).toEqual({ exitRequests: 3, exitRequestedAt: at(3) });
+    expect((await latchTask(dir, 'c', { exitRequests: 7, exitRequestedAt: at(3) })).applied).toEqual({
+      exitRequests: 3,
+      exitRequestedAt: at(3),
+    });
   });
 
   it('throws TaskInvalidError for a missing file or an unsafe id, and refuses a patch that would make the file invalid', async () => {
@@ -532,22 +693,41 @@ describe('latchTask', () => {
       fs.writeFileSync(`${file}.foreign`, JSON.stringify(obj));
       fs.renameSync(`${file}.foreign`, file);
     };
-    const r = await latchTask(dir, 'cas', { exitRequests: 2, exitRequestedAt: at(2), releasedAt: at(2), exitAskedAt: at(2) }, { beforeSwap: foreign });
+    const r = await latchTask(
+      dir,
+      'cas',
+      { exitRequests: 2, exitRequestedAt: at(2), releasedAt: at(2), exitAskedAt: at(2) },
+      { beforeSwap: foreign },
+    );
     expect(landed).toBe(4);
     // the last foreign write raised exitRequests past the patch and set releasedAt: only exitAskedAt is still news
     expect(r.applied).toEqual({ exitAskedAt: at(2) });
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
-      id: 'cas', state: 'done', counter: 4, added1: 'x', added2: 'x', added3: 'x', added4: 'x', exitRequests: 3, exitRequestedAt: at(7), releasedAt: at(8), exitAskedAt: at(2),
+      id: 'cas',
+      state: 'done',
+      counter: 4,
+      added1: 'x',
+      added2: 'x',
+      added3: 'x',
+      added4: 'x',
+      exitRequests: 3,
+      exitRequestedAt: at(7),
+      releasedAt: at(8),
+      exitAskedAt: at(2),
     });
     expect(leftovers()).toEqual([]);
   });
 
   it('compare-and-swap: a file that turns invalid or vanishes mid-latch is never written', async () => {
     const file = putTask({ id: 'v', state: 'done' });
-    await expect(latchTask(dir, 'v', { releasedAt: at(1) }, { beforeSwap: () => fs.writeFileSync(file, '{"id":"v","state":') })).rejects.toBeInstanceOf(TaskInvalidError);
+    await expect(
+      latchTask(dir, 'v', { releasedAt: at(1) }, { beforeSwap: () => fs.writeFileSync(file, '{"id":"v","state":') }),
+    ).rejects.toBeInstanceOf(TaskInvalidError);
     expect(fs.readFileSync(file, 'utf8')).toBe('{"id":"v","state":');
     putTask({ id: 'w', state: 'done' });
-    await expect(latchTask(dir, 'w', { releasedAt: at(1) }, { beforeSwap: () => fs.rmSync(join(dir, 'w.json')) })).rejects.toBeInstanceOf(TaskInvalidError);
+    await expect(latchTask(dir, 'w', { releasedAt: at(1) }, { beforeSwap: () => fs.rmSync(join(dir, 'w.json')) })).rejects.toBeInstanceOf(
+      TaskInvalidError,
+    );
     expect(fs.existsSync(join(dir, 'w.json'))).toBe(false);
     expect(leftovers()).toEqual([]);
   });
@@ -562,11 +742,16 @@ describe('latchTask', () => {
     expect(leftovers()).toEqual([]);
   });
 
-  it('the lock file is the next version (as git\'s index.lock): it holds the new text until its rename swaps the file and frees the lock', async () => {
+  it("the lock file is the next version (as git's index.lock): it holds the new text until its rename swaps the file and frees the lock", async () => {
     const file = putTask({ id: 'g', state: 'done', note: 'kept' });
     const lock = lockFileFor(dir, 'g');
     let during: { lock: string; file: string } | null = null;
-    const r = await latchTask(dir, 'g', { releasedAt: at(1) }, { beforeSwap: () => void (during = { lock: fs.readFileSync(lock, 'utf8'), file: fs.readFileSync(file, 'utf8') }) });
+    const r = await latchTask(
+      dir,
+      'g',
+      { releasedAt: at(1) },
+      { beforeSwap: () => void (during = { lock: fs.readFileSync(lock, 'utf8'), file: fs.readFileSync(file, 'utf8') }) },
+    );
     expect(r.changed).toBe(true);
     expect(during!.file).toBe(`${JSON.stringify({ id: 'g', state: 'done', note: 'kept' }, null, 2)}\n`);
     expect(JSON.parse(during!.lock)).toEqual({ id: 'g', state: 'done', note: 'kept', releasedAt: at(1) });
@@ -617,11 +802,15 @@ describe('latchTask', () => {
     const ids = Array.from({ length: 20 }, (_, i) => `o${i}`);
     for (const id of ids) putTask({ id, state: 'done' });
     let held: string[] = [];
-    const results = await Promise.all(ids.map((id) => latchTask(dir, id, { releasedAt: at(1) }, { beforeSwap: () => void (held = openHere()) })));
+    const results = await Promise.all(
+      ids.map((id) => latchTask(dir, id, { releasedAt: at(1) }, { beforeSwap: () => void (held = openHere()) })),
+    );
     expect(results.every((r) => r.changed)).toBe(true);
     expect(held.length).toBeGreaterThan(0); // the lock files, open while written: the probe sees open files
     const file = putTask({ id: 'gone-by', state: 'done' });
-    await expect(latchTask(dir, 'gone-by', { releasedAt: at(1) }, { beforeSwap: () => fs.writeFileSync(file, '{"id":"gone-by","state":') })).rejects.toBeInstanceOf(TaskInvalidError);
+    await expect(
+      latchTask(dir, 'gone-by', { releasedAt: at(1) }, { beforeSwap: () => fs.writeFileSync(file, '{"id":"gone-by","state":') }),
+    ).rejects.toBeInstanceOf(TaskInvalidError);
     await until('every file the latches opened to be closed', () => openHere().length === 0, 5000);
     expect(ids.map((id) => JSON.parse(fs.readFileSync(join(dir, `${id}.json`), 'utf8')).releasedAt)).toEqual(ids.map(() => at(1)));
     expect(leftovers()).toEqual([]);
@@ -663,7 +852,14 @@ describe('latch properties (fast-check, real files)', () => {
     { requiredKeys: [] },
   );
   const initialArb = fc.record(
-    { releasedAt: time, exitAskedAt: time, exitRequests: fc.integer({ min: 0, max: 3 }), exitRequestedAt: time, exitedAt: time, exitGaveUpAt: time },
+    {
+      releasedAt: time,
+      exitAskedAt: time,
+      exitRequests: fc.integer({ min: 0, max: 3 }),
+      exitRequestedAt: time,
+      exitedAt: time,
+      exitGaveUpAt: time,
+    },
     { requiredKeys: [] },
   );
   const SET_ONCE = ['releasedAt', 'exitAskedAt', 'exitedAt', 'exitGaveUpAt'] as const;
@@ -671,33 +867,38 @@ describe('latch properties (fast-check, real files)', () => {
   it('latched fields never clear or change once set; exitRequests only grows to max; exitRequestedAt moves only with it', async () => {
     let n = 0;
     await fc.assert(
-      fc.asyncProperty(initialArb, fc.array(patchArb, { minLength: 1, maxLength: 8 }), fc.integer({ min: 1, max: 3 }), async (initial, patches, max) => {
-        const id = `p${n++}`;
-        const file = putTask({ id, state: 'done', ...initial });
-        // an independent model of the rules
-        const model: Record<string, unknown> = { ...initial };
-        for (const patch of patches) {
-          const prev = JSON.parse(fs.readFileSync(file, 'utf8'));
-          const r = await latchTask(dir, id, patch, { maxExitRequests: max });
-          const cur = JSON.parse(fs.readFileSync(file, 'utf8'));
-          for (const k of SET_ONCE) {
-            if (prev[k] !== undefined) expect(cur[k]).toBe(prev[k]);
-            if (model[k] === undefined && patch[k] !== undefined) model[k] = patch[k];
+      fc.asyncProperty(
+        initialArb,
+        fc.array(patchArb, { minLength: 1, maxLength: 8 }),
+        fc.integer({ min: 1, max: 3 }),
+        async (initial, patches, max) => {
+          const id = `p${n++}`;
+          const file = putTask({ id, state: 'done', ...initial });
+          // an independent model of the rules
+          const model: Record<string, unknown> = { ...initial };
+          for (const patch of patches) {
+            const prev = JSON.parse(fs.readFileSync(file, 'utf8'));
+            const r = await latchTask(dir, id, patch, { maxExitRequests: max });
+            const cur = JSON.parse(fs.readFileSync(file, 'utf8'));
+            for (const k of SET_ONCE) {
+              if (prev[k] !== undefined) expect(cur[k]).toBe(prev[k]);
+              if (model[k] === undefined && patch[k] !== undefined) model[k] = patch[k];
+            }
+            const before = prev.exitRequests ?? 0;
+            const after = cur.exitRequests ?? 0;
+            expect(after).toBeGreaterThanOrEqual(before);
+            if (after !== before) expect(after).toBeLessThanOrEqual(max);
+            if (cur.exitRequestedAt !== prev.exitRequestedAt) expect(after).toBeGreaterThan(before);
+            const want = Math.min(patch.exitRequests ?? 0, max);
+            if (patch.exitRequests !== undefined && want > ((model.exitRequests as number | undefined) ?? 0)) {
+              model.exitRequests = want;
+              if (patch.exitRequestedAt !== undefined) model.exitRequestedAt = patch.exitRequestedAt;
+            }
+            expect(cur).toEqual({ id, state: 'done', ...model });
+            expect(r.changed).toBe(JSON.stringify(cur) !== JSON.stringify(prev));
           }
-          const before = prev.exitRequests ?? 0;
-          const after = cur.exitRequests ?? 0;
-          expect(after).toBeGreaterThanOrEqual(before);
-          if (after !== before) expect(after).toBeLessThanOrEqual(max);
-          if (cur.exitRequestedAt !== prev.exitRequestedAt) expect(after).toBeGreaterThan(before);
-          const want = Math.min(patch.exitRequests ?? 0, max);
-          if (patch.exitRequests !== undefined && want > ((model.exitRequests as number | undefined) ?? 0)) {
-            model.exitRequests = want;
-            if (patch.exitRequestedAt !== undefined) model.exitRequestedAt = patch.exitRequestedAt;
-          }
-          expect(cur).toEqual({ id, state: 'done', ...model });
-          expect(r.changed).toBe(JSON.stringify(cur) !== JSON.stringify(prev));
-        }
-      }),
+        },
+      ),
       { numRuns: 60 },
     );
     expect(leftovers()).toEqual([]);
@@ -709,9 +910,10 @@ describe('latch properties (fast-check, real files)', () => {
     fc.bigInt({ min: -(10n ** 30n), max: 10n ** 30n }).map((b) => b.toString()),
     fc.constant('12345678901234567890'),
     fc.constantFrom('1.0e2', '-0', '0.10', '1E-7', 'true', 'false', 'null'),
-    fc.string({ unit: 'grapheme', maxLength: 6 }).map((s) =>
-      // every other character written as \\u escapes, the rest literally
-      `"${[...s].map((ch, i) => (i % 2 ? Array.from({ length: ch.length }, (_, j) => `\\u${ch.charCodeAt(j).toString(16).padStart(4, '0')}`).join('') : JSON.stringify(ch).slice(1, -1))).join('')}"`,
+    fc.string({ unit: 'grapheme', maxLength: 6 }).map(
+      (s) =>
+        // every other character written as \\u escapes, the rest literally
+        `"${[...s].map((ch, i) => (i % 2 ? Array.from({ length: ch.length }, (_, j) => `\\u${ch.charCodeAt(j).toString(16).padStart(4, '0')}`).join('') : JSON.stringify(ch).slice(1, -1))).join('')}"`,
     ),
     fc.jsonValue({ maxDepth: 2 }).map((v) => JSON.stringify(v, null, 3)),
     fc.constant('{ "nested" : [ 1 ,2, {"releasedAt": "x"} ] }'),

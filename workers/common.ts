@@ -5,7 +5,10 @@ import type { z } from 'zod';
 
 export function jobData<S extends z.ZodType>(schema: S, job: Job): z.output<S> {
   const r = schema.safeParse(job.data);
-  if (!r.success) throw new UnrecoverableError(`bad job data for ${job.id}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!r.success)
+    throw new UnrecoverableError(
+      `bad job data for ${job.id}: ${r.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return r.data;
 }
 

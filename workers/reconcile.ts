@@ -7,7 +7,9 @@
 import type { Job } from 'bullmq';
 import { readTasks } from '../src/tasks/tasks.js';
 import { endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
-import { beginJobChains, chainOfTask, schedule } from '../src/pipeline/chains.js';
+import { schedule } from '../src/pipeline/chains.js';
+import { chainOfTask } from '../src/pipeline/chain-kinds/task.js';
+import { beginJobChains } from '../src/pipeline/chain-kinds/job.js';
 import { syncPins } from '../src/pipeline/pins.js';
 import { judge, type Act } from '../src/doctrine/judge.js';
 import { taskChainOpen } from '../src/doctrine/verdict.js';
@@ -16,7 +18,12 @@ import type { FleetSnapshot } from '../src/evidence/fleet.js';
 import type { Task } from '../src/tasks/tasks.js';
 
 /** The act each chain step's worker judges. */
-const ACT: Record<Exclude<ChainStep['step'], 'release' | 'end'>, Act> = { ask: 'ask', request: 'request', 'give-up': 'give-up', confirm: 'exit' };
+const ACT: Record<Exclude<ChainStep['step'], 'release' | 'end'>, Act> = {
+  ask: 'ask',
+  request: 'request',
+  'give-up': 'give-up',
+  confirm: 'exit',
+};
 
 export function createReconcileProcessor(deps: PipelineDeps) {
   // A pass that sweeps takes its tasks from the sweep: one read of the folder, not two (on 10,000 tasks the second
@@ -25,14 +32,18 @@ export function createReconcileProcessor(deps: PipelineDeps) {
   let sweptLast = false;
   return async (_job?: Job) => {
     const jobs = deps.config.fleet.claudeDir !== null && (deps.config.fleet.jobChain || deps.config.fleet.pinProtected);
-    const sweep = () => deps.fleet(1000, { roster: 'cli', tmux: 'if-needed' });
+    const sweep = (maxAge = 1000) => deps.fleet(maxAge, { roster: 'cli', tmux: 'if-needed' });
     let snap: FleetSnapshot | null = null;
     let tasks: Task[];
+    // the sweep its chains are judged on started after their tasks were read: one shared from a moment before
+    // may have read a task `active` that the folder now says is `done` (its chain then skipped for a whole pass)
+    let readAt: number | null = null;
     if (jobs || sweptLast) {
       snap = await sweep();
       if (snap.probeErrors.tasks) return tasksFailed(snap.probeErrors.tasks);
       tasks = snap.tasks;
     } else {
+      readAt = deps.now();
       const r = await readTasks(deps.config.fleet.tasksDir);
       if (!r.ok) return tasksFailed(r.error);
       tasks = r.tasks;
@@ -44,7 +55,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
       .filter((c) => c.step && c.step.step !== 'end');
     sweptLast = open.length > 0;
     if (!open.length && !jobs) return { tasks: tasks.length, advanced: 0 };
-    snap ??= await sweep();
+    snap ??= await sweep(readAt === null ? 1000 : Math.min(1000, Math.max(0, deps.now() - readAt)));
     let advanced = 0;
     let ended = 0;
     let idle = 0;
@@ -53,9 +64,13 @@ export function createReconcileProcessor(deps: PipelineDeps) {
     for (const c of open) {
       const t = c.task!;
       const view = t.sessionId && snap.roster.ok ? sessionFor(snap, t.sessionId) : null;
-      if (t.releasedAt && t.sessionId && snap.roster.ok) {
+      // a live session the CLI does not list while Claude Code's files do not read (claude-code-unreadable): not ended
+      const unlisted = !view && t.sessionId !== null && Boolean(snap.claudeFiles?.unreadable?.unlisted.includes(t.sessionId));
+      if (t.releasedAt && t.sessionId && snap.roster.ok && !unlisted) {
         if (!view || view.verdict === 'record' || view.verdict === 'gone') {
-          await endedElsewhere(deps, t, view).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: t.id, error: err.message }, `task ${t.id}: ${err.message}`));
+          await endedElsewhere(deps, t, view).catch((err) =>
+            deps.log.warn({ event: 'latch:failed', taskId: t.id, error: err.message }, `task ${t.id}: ${err.message}`),
+          );
           ended++;
           continue;
         }

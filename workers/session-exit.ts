@@ -7,37 +7,45 @@ import { sessionExitSchema, type SessionExitJob } from '../queues/session-exit.j
 import { evidenceOf, latch, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
 import { claimExit, readClaim, readExit, writeExit, type ExitRecord } from '../src/store/ledger.js';
 import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type ExitTarget } from '../src/pipeline/session-exit.js';
-import { updateExpireFacts } from '../src/store/expire-state.js';
 import type { SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
+import type { ExitContext } from '../src/agents/types.js';
+import { readRoster, type RosterResult } from '../src/evidence/roster.js';
 import { judge } from '../src/doctrine/judge.js';
 import { decided } from '../src/pipeline/events.js';
-import { chainKey, loadChain, schedule, stepJob, type ChainRef } from '../src/pipeline/chains.js';
-import { jobKey, latchJobChain } from '../src/store/job-state.js';
-import { wakeScanAt } from '../src/pipeline/expire.js';
+import { exitRefOf, kindOf } from '../src/pipeline/chains.js';
 import { deferJob, jobData } from './common.js';
+import { errorMessage } from '../src/errors.js';
+import { exitPathOf } from '../src/agents/index.js';
+import { keepTranscript } from '../src/store/kept.js';
 
-
-/** The chain an exit job belongs to, whose next step its finish schedules (a person's exit has none; expire's is scan-driven). */
-function chainRefOf(d: SessionExitJob): ChainRef | null {
-  if (d.reason === 'request') return { kind: 'task', taskId: d.taskId };
-  if (d.reason === 'job') return { kind: 'job', shortId: d.shortId, sessionId: d.sessionId, start: d.start };
-  return null;
-}
-
-export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c: Config) => Promise<ExitOutcome> = realSessionExit) {
+export function createExitProcessor(
+  deps: PipelineDeps,
+  exit: (t: ExitTarget, c: Config, o?: Omit<ExitContext, 'config'>) => Promise<ExitOutcome> = realSessionExit,
+) {
   const stateDir = deps.config.stateDir;
+  // a roster the exit path reads after its call (an interactive session's successor): the CLI's word, read by the
+  // same shared sweeps as the re-checks of every exit of the moment, not by a `claude agents` call of its own each
+  const roster = async (): Promise<RosterResult> => {
+    const snap = await deps.fleet(0, { roster: 'cli', tmux: 'if-needed' });
+    if (!snap.roster.ok) return { ok: false, error: snap.roster.error };
+    if (snap.rosterFrom !== 'cli') return readRoster(deps.config.fleet.rosterCommand, deps.config.probeTimeout);
+    return { ok: true, rows: snap.sessions.map((s) => s.row), problems: [] };
+  };
   return async (job: Job, token?: string) => {
     const data = jobData(sessionExitSchema, job);
+    // the chain it belongs to, whose next step its finish moves on (a person's exit has none)
+    const ref = exitRefOf(data);
     const jobId = String(job.id);
     const prior = readExit(stateDir, jobId);
     if (prior?.finishedAt) return { replay: prior.outcome };
+    const taskId = ref ? kindOf(ref).taskId(ref) : null;
     const base: ExitRecord = prior ?? {
       jobId,
       reason: data.reason,
       sessionId: data.sessionId,
-      ...(data.reason === 'request' ? { taskId: data.taskId, n: data.n } : {}),
-      ...(data.reason === 'expire' || data.reason === 'job' ? { n: data.n } : {}),
+      ...(taskId ? { taskId } : {}),
+      ...('n' in data ? { n: data.n } : {}),
     };
     const log = { jobId, reason: data.reason, sessionId: data.sessionId, taskId: base.taskId };
 
@@ -48,7 +56,10 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     if (!snap.roster.ok) {
       // missing evidence protects (D5) and passes: the request waits for a roster that answers, like any
       // passing protection. (Thrown, it failed after 3 attempts and counted as a request never delivered.)
-      deps.log.warn({ event: 'exit:deferred', ...log, why: 'roster probe failed', error: snap.roster.error }, `exit request ${jobId} waits: the roster probe failed`);
+      deps.log.warn(
+        { event: 'exit:deferred', ...log, why: 'roster probe failed', error: snap.roster.error },
+        `exit request ${jobId} waits: the roster probe failed`,
+      );
       return deferJob(job, token, deps.now() + deps.config.windows.recheck);
     }
     // the ADR's re-check on fresh evidence, just before acting: a person may have attached meanwhile.
@@ -56,11 +67,9 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     // always means three requests delivered; a person's exit is refused, not kept waiting.
     const j = judge({
       act: data.reason === 'person' ? 'person' : 'exit',
-      untasked: data.reason === 'expire' || data.reason === 'job',
-      ...(data.reason === 'job' ? { jobKey: jobKey(data.shortId, data.start) } : {}),
+      ...(ref ? kindOf(ref).judgeScope(ref) : {}),
       view: sessionFor(snap, data.sessionId),
       rosterOk: true,
-      ...(data.reason === 'request' ? { taskId: data.taskId } : {}),
       ...(data.reason === 'person' ? { override: data.override } : {}),
       now: deps.now(),
       recheck: deps.config.windows.recheck,
@@ -76,20 +85,18 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       return deferJob(job, token, j.at, () => deps.idle?.watch(j.view, { queue: 'exit', jobId }));
     }
     if (j.kind === 'end') return finish(data, base, data.reason === 'person' ? 'refused' : 'spared', j.view, { reasons: j.why.split(',') });
-    const view = j.view;
-    if (deps.dry) {
-      // it would call the session's own exit path; the dry run takes the likely outcome: it leaves
-      decided(deps, 'would-exit', { ...log, id: view.id, kind: view.kind, ...evidenceOf(view) }, `would ask session ${view.label} to leave by its own exit path (${view.kind === 'interactive' ? '/exit typed into its pane' : 'claude stop'})`);
-      const ref = chainRefOf(data);
-      const at = new Date(deps.now()).toISOString();
-      if (ref) deps.dry.latch(chainKey(ref), { exitedAt: at, lastExitFinishedAt: at });
-      else if (data.reason === 'expire') deps.dry.latch(`expire/${data.expireKey}`, { exitedAt: at, lastExitFinishedAt: at });
-      return { wouldExit: true };
-    }
+    // the session's own exit path (a dry run: what it would do, src/pipeline/dry-run.ts)
+    return deps.acts.exit(deps, { ref, view: j.view, log }, () => call(data, base, j.view, log));
+  };
+
+  /** Take the session's exit path: claimed once in the ledger, called, confirmed, its chain's exitedAt latched. */
+  async function call(data: SessionExitJob, base: ExitRecord, view: SessionView, log: Record<string, unknown>) {
+    const jobId = base.jobId;
     const target: ExitTarget = {
       id: view.id,
       sessionId: view.sessionId,
       kind: view.kind as 'interactive' | 'background',
+      ...(view.agent ? { agent: view.agent } : {}),
       pid: view.pid!,
       startedAt: view.row.startedAt,
       paneId: view.evidence.pane?.paneId ?? null,
@@ -101,6 +108,7 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       label: view.label,
       name: view.name,
       kind: view.kind,
+      ...(view.agent ? { agent: view.agent, transcript: view.evidence.transcript ?? null } : {}),
       cwd: view.row.cwd,
       pid: view.pid,
       startedAt: view.row.startedAt,
@@ -112,17 +120,38 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       return confirmOnly(data, base, readClaim(stateDir, jobId)); // another processor of this same job is calling
     }
     writeExit(stateDir, calling);
-    decided(deps, 'exit:calling', { ...log, id: view.id, kind: view.kind, ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}), ...evidenceOf(view) }, `asking session ${view.label} to leave by its own exit path (${view.kind === 'interactive' ? '/exit typed into its pane' : 'claude stop'})`);
+    decided(
+      deps,
+      'exit:calling',
+      {
+        ...log,
+        id: view.id,
+        kind: view.kind,
+        ...(data.reason === 'person' ? { by: data.by, why: data.why, override: data.override } : {}),
+        ...evidenceOf(view),
+      },
+      `asking session ${view.label} to leave by its own exit path (${exitPathOf(view)?.how ?? 'none known'})`,
+    );
     let outcome: ExitOutcome;
     try {
-      outcome = await exit(target, deps.config);
-    } catch (err: any) {
-      outcome = { method: view.kind === 'interactive' ? 'typed-exit' : 'claude-stop', called: false, exited: false, ms: 0, error: err?.message ?? String(err) };
+      outcome = await exit(target, deps.config, { roster });
+    } catch (err) {
+      outcome = {
+        method: exitPathOf(view)?.method ?? 'claude-stop',
+        called: false,
+        exited: false,
+        ms: 0,
+        error: errorMessage(err),
+      };
     }
     if (outcome.exited) await latchExited(data, view);
     const result = outcome.exited ? 'exited' : outcome.called ? 'still-running' : 'failed';
-    return finish(data, calling, result, view, { method: outcome.method, ms: outcome.ms, ...(outcome.error ? { error: outcome.error } : {}) } as Partial<ExitRecord>);
-  };
+    return finish(data, calling, result, view, {
+      method: outcome.method,
+      ms: outcome.ms,
+      ...(outcome.error ? { error: outcome.error } : {}),
+    } as Partial<ExitRecord>);
+  }
 
   /** The call was made (by a crashed run, or a concurrent one): only confirm, never call again. */
   async function confirmOnly(data: SessionExitJob, base: ExitRecord, claim: { pid: number; startedAt: string | null } | null) {
@@ -135,15 +164,49 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
     return finish(data, rec ?? base, exited ? 'exited' : 'still-running', undefined, { replay: true } as Partial<ExitRecord>);
   }
 
-  async function latchExited(data: SessionExitJob, view: SessionView | undefined) {
-    const at = new Date(deps.now()).toISOString();
-    if (data.reason === 'request') await latch(deps, data.taskId, { exitedAt: at }).catch((err) => deps.log.warn({ event: 'latch:failed', taskId: data.taskId, error: err.message }));
-    else if (data.reason === 'expire') updateExpireFacts(stateDir, data.expireKey, { exitedAt: at });
-    else if (data.reason === 'job') latchJobChain(stateDir, { shortId: data.shortId, sessionId: data.sessionId, start: data.start }, { exitedAt: at });
-    else if (view?.taskId && view.evidence.task?.terminal) await latch(deps, view.taskId, { exitedAt: at }).catch(() => undefined);
+  /** It left: a copy of its transcript, so it stays resumable after Claude Code's own cleanup (src/store/kept.ts). */
+  async function keep(rec: ExitRecord) {
+    // another agent CLI's transcript is its own to keep (resume.keep copies Claude Code's: docs/agents/README.md)
+    const agent = (rec as ExitRecord & { agent?: string }).agent;
+    if (agent && agent !== 'claude-code') return;
+    const k = await keepTranscript(deps.config, rec.sessionId, deps.now());
+    const who = rec.label ?? rec.sessionId;
+    if (k.pruned.length)
+      deps.log.info({ event: 'resume:let-go', sessionIds: k.pruned }, `let ${k.pruned.length} kept transcript copies go (resume.keepDays)`);
+    if (k.kept)
+      decided(
+        deps,
+        'resume:kept',
+        { jobId: rec.jobId, sessionId: rec.sessionId, bytes: k.meta.bytes, gzBytes: k.meta.gzBytes, path: k.path },
+        `kept a copy of session ${who}'s transcript (${k.meta.bytes} bytes, ${k.meta.gzBytes} compressed): it stays resumable`,
+      );
+    else if (deps.config.resume.keep)
+      decided(
+        deps,
+        'resume:not-kept',
+        { jobId: rec.jobId, sessionId: rec.sessionId, why: k.why },
+        `no copy of session ${who}'s transcript kept: ${k.why}`,
+        {
+          level: 'warn',
+        },
+      );
   }
 
-  async function finish(data: SessionExitJob, rec: ExitRecord, outcome: NonNullable<ExitRecord['outcome']>, view: SessionView | undefined, extra: Partial<ExitRecord> = {}) {
+  async function latchExited(data: SessionExitJob, view: SessionView | undefined) {
+    const ref = exitRefOf(data);
+    if (ref) await kindOf(ref).markExited(deps, ref, view);
+    // a person's exit of a session whose task is finished ends that task's chain
+    else if (view?.taskId && view.evidence.task?.terminal)
+      await latch(deps, view.taskId, { exitedAt: new Date(deps.now()).toISOString() }).catch(() => undefined);
+  }
+
+  async function finish(
+    data: SessionExitJob,
+    rec: ExitRecord,
+    outcome: NonNullable<ExitRecord['outcome']>,
+    view: SessionView | undefined,
+    extra: Partial<ExitRecord> = {},
+  ) {
     const done: ExitRecord = { ...rec, ...extra, outcome, finishedAt: new Date(deps.now()).toISOString() };
     writeExit(stateDir, done);
     const who = view?.label ?? rec.label ?? rec.sessionId;
@@ -156,17 +219,33 @@ export function createExitProcessor(deps: PipelineDeps, exit: (t: ExitTarget, c:
       refused: `a person's exit of session ${who} was refused: ${(x.reasons as string[] | undefined)?.join(',') ?? ''}`,
       gone: `session ${who} is not running any more: nothing to call`,
     };
-    decided(deps, `exit:${outcome}`, { jobId: rec.jobId, reason: rec.reason, taskId: rec.taskId, sessionId: rec.sessionId, ...(view ? { id: view.id } : {}), ...extra, ...(outcome === 'spared' || outcome === 'refused' ? evidenceOf(view) : {}) }, words[outcome]);
-    // the chain's next step is timed from this finish: schedule it now (request n+1 or the give-up, retryWait on)
-    const ref = chainRefOf(data);
-    if (ref && outcome !== 'exited' && outcome !== 'gone') {
-      const c = await loadChain(deps, ref).catch(() => null);
-      if (c) await schedule(deps, c);
-      // still running after its exit path was taken: when it does leave (or next goes idle), its next step is looked at then
-      const next = c && outcome === 'still-running' ? stepJob(deps, c) : null;
-      if (next && next.queue !== 'terminal') deps.idle?.watch(view, { queue: next.queue, jobId: next.jobId }, 'confirm');
-    }
-    if (rec.reason === 'expire' && outcome !== 'exited' && outcome !== 'gone') await wakeScanAt(deps, Date.parse(done.finishedAt!) + deps.config.windows.retryWait);
+    decided(
+      deps,
+      `exit:${outcome}`,
+      {
+        jobId: rec.jobId,
+        reason: rec.reason,
+        taskId: rec.taskId,
+        sessionId: rec.sessionId,
+        ...(view ? { id: view.id } : {}),
+        // the agent CLI beside Claude Code that runs it (its own quit command was typed): absent for Claude Code
+        ...agentOf(rec, view),
+        ...extra,
+        ...(outcome === 'spared' || outcome === 'refused' ? evidenceOf(view) : {}),
+      },
+      words[outcome],
+    );
+    if (outcome === 'exited') await keep(rec);
+    // the chain's next step is timed from this finish: it moves on now (request n+1 or the give-up, retryWait on)
+    const ref = exitRefOf(data);
+    if (ref && outcome !== 'exited' && outcome !== 'gone')
+      await kindOf(ref).afterExit(deps, ref, { finishedAt: done.finishedAt!, view, stillRunning: outcome === 'still-running' });
     return { outcome };
   }
+}
+
+/** The agent CLI of an exit's session, for its log line: from the record (written when it was called), else its view. */
+function agentOf(rec: ExitRecord, view: SessionView | undefined): { agent?: string } {
+  const agent = (rec as ExitRecord & { agent?: unknown }).agent ?? view?.agent;
+  return typeof agent === 'string' ? { agent } : {};
 }

@@ -38,19 +38,44 @@ function parseArgs(argv) {
       return v;
     };
     switch (a) {
-      case '--registry': o.registry = next(); break;
-      case '--id': o.id = next(); break;
-      case '--session-id': o.sessionId = next(); break;
-      case '--kind': o.kind = next(); break;
-      case '--mode': o.mode = next(); break;
-      case '--transcript': o.transcript = next(); break;
-      case '--cwd': o.cwd = next(); break;
-      case '--started-at': o.startedAt = next(); break;
-      case '--bg-on-exit': o.bgOnExit = true; break;
-      case '--ballast-mb': o.ballastMB = Number(next()); break;
-      case '--name': o.name = next(); break;
-      case '--claude-dir': o.claudeDir = next(); break;
-      default: fail(`unknown argument ${a}`);
+      case '--registry':
+        o.registry = next();
+        break;
+      case '--id':
+        o.id = next();
+        break;
+      case '--session-id':
+        o.sessionId = next();
+        break;
+      case '--kind':
+        o.kind = next();
+        break;
+      case '--mode':
+        o.mode = next();
+        break;
+      case '--transcript':
+        o.transcript = next();
+        break;
+      case '--cwd':
+        o.cwd = next();
+        break;
+      case '--started-at':
+        o.startedAt = next();
+        break;
+      case '--bg-on-exit':
+        o.bgOnExit = true;
+        break;
+      case '--ballast-mb':
+        o.ballastMB = Number(next());
+        break;
+      case '--name':
+        o.name = next();
+        break;
+      case '--claude-dir':
+        o.claudeDir = next();
+        break;
+      default:
+        fail(`unknown argument ${a}`);
     }
   }
   for (const k of ['registry', 'id', 'sessionId', 'kind', 'mode', 'cwd']) if (!o[k]) fail(`missing --${k}`);
@@ -89,7 +114,7 @@ function now() {
 
 function appendLine(file, obj) {
   try {
-    appendFileSync(file, JSON.stringify(obj) + '\n');
+    appendFileSync(file, `${JSON.stringify(obj)}\n`);
   } catch {
     /* registry gone: the harness is tearing down */
   }
@@ -114,7 +139,7 @@ function writeRow(fields) {
     ...(opts.name ? { name: opts.name } : {}),
     ...fields,
   };
-  writeAtomic(rowPath, JSON.stringify(row) + '\n');
+  writeAtomic(rowPath, `${JSON.stringify(row)}\n`);
 }
 
 // A background job's state file, as Claude Code keeps it (<claude dir>/jobs/<id>/state.json): the harness
@@ -150,7 +175,7 @@ function transcriptSize() {
 function transcriptLine(obj) {
   if (!opts.transcript) return;
   try {
-    appendFileSync(opts.transcript, JSON.stringify({ ...obj, sessionId: opts.sessionId, at: now() }) + '\n');
+    appendFileSync(opts.transcript, `${JSON.stringify({ ...obj, sessionId: opts.sessionId, at: now() })}\n`);
   } catch {
     /* transcript removed by the harness (deleteTranscript): stay silent */
   }
@@ -162,7 +187,7 @@ function flushTranscript() {
   if (opts.transcript) {
     try {
       const fd = openSync(opts.transcript, 'a');
-      writeSync(fd, JSON.stringify({ type: 'exit-flush', sessionId: opts.sessionId, pid, at: now() }) + '\n');
+      writeSync(fd, `${JSON.stringify({ type: 'exit-flush', sessionId: opts.sessionId, pid, at: now() })}\n`);
       fsyncSync(fd);
       closeSync(fd);
     } catch {
@@ -175,7 +200,7 @@ function flushTranscript() {
 function writeEnded(how, bytes) {
   const rec = { id: opts.id, how, pid, transcriptBytesBefore: bytes.before, transcriptBytesAfter: bytes.after, at: now() };
   try {
-    writeAtomic(p('ended', `${opts.id}-${pid}.json`), JSON.stringify(rec) + '\n');
+    writeAtomic(p('ended', `${opts.id}-${pid}.json`), `${JSON.stringify(rec)}\n`);
   } catch {
     /* registry gone */
   }
@@ -209,9 +234,28 @@ function leave(how) {
 
 // ---- signals: record, never exit (unless the harness is tearing down) ----
 const SIGNALS = [
-  'SIGTERM', 'SIGINT', 'SIGHUP', 'SIGQUIT', 'SIGUSR1', 'SIGUSR2', 'SIGALRM', 'SIGCONT',
-  'SIGTSTP', 'SIGTTIN', 'SIGTTOU', 'SIGVTALRM', 'SIGXCPU', 'SIGXFSZ', 'SIGURG', 'SIGPWR', 'SIGSYS',
-  'SIGTRAP', 'SIGABRT', 'SIGIO', 'SIGSTKFLT', 'SIGPROF',
+  'SIGTERM',
+  'SIGINT',
+  'SIGHUP',
+  'SIGQUIT',
+  'SIGUSR1',
+  'SIGUSR2',
+  'SIGALRM',
+  'SIGCONT',
+  'SIGTSTP',
+  'SIGTTIN',
+  'SIGTTOU',
+  'SIGVTALRM',
+  'SIGXCPU',
+  'SIGXFSZ',
+  'SIGURG',
+  'SIGPWR',
+  'SIGSYS',
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGIO',
+  'SIGSTKFLT',
+  'SIGPROF',
 ];
 // SIGWINCH is deliberately not recorded: tmux sends it to a pane's process whenever a client attaches
 // or the window is resized, which is not something a supervisor did to the session. Nor SIGPIPE: the kernel
@@ -240,7 +284,8 @@ if (opts.transcript) {
 const NO_SOCKET = existsSync(p('no-socket'));
 const NO_NOTIFY = existsSync(p('no-notify'));
 appendLine(p('pids.jsonl'), { id: opts.id, pid, kind: opts.kind, at: now() });
-if (opts.kind === 'background' && !readJob()) writeJob({ state: 'working', tempo: 'idle', needs: null, inFlight: { tasks: 0, queued: 0 } });
+if (opts.kind === 'background' && !readJob())
+  writeJob({ state: 'working', tempo: 'idle', needs: null, inFlight: { tasks: 0, queued: 0 }, cwd: opts.cwd });
 writeRow({});
 
 if (opts.mode === 'busy') {
@@ -345,11 +390,26 @@ function answerNotices(state) {
   notifySubs.clear();
   const one = ([path, msgId]) =>
     new Promise((resolve) => {
-      const line = JSON.stringify({ type: 'control', action: 'peer_idle_notice', orig_msg_id: msgId, state, finished_at: Date.now(), from: `uds:${socketPath}`, msgV: 1, msg_id: randomUUID() }) + '\n';
+      const line = `${JSON.stringify({
+        type: 'control',
+        action: 'peer_idle_notice',
+        orig_msg_id: msgId,
+        state,
+        finished_at: Date.now(),
+        from: `uds:${socketPath}`,
+        msgV: 1,
+        msg_id: randomUUID(),
+      })}\n`;
       const c = createConnection(path);
-      const t = setTimeout(() => (c.destroy(), resolve()), 300);
+      const t = setTimeout(() => {
+        c.destroy();
+        resolve();
+      }, 300);
       c.on('connect', () => c.end(line));
-      c.on('close', () => (clearTimeout(t), resolve()));
+      c.on('close', () => {
+        clearTimeout(t);
+        resolve();
+      });
       c.on('error', () => undefined);
       appendLine(p('notices.jsonl'), { id: opts.id, pid, to: path, msgId, state, at: now() });
     });
@@ -447,8 +507,20 @@ function toBackground() {
   closeSessionFile();
   const args = [
     fileURLToPath(import.meta.url),
-    '--registry', REG, '--id', opts.id, '--session-id', opts.sessionId, '--kind', 'background',
-    '--mode', opts.mode, '--cwd', opts.cwd, '--started-at', now(),
+    '--registry',
+    REG,
+    '--id',
+    opts.id,
+    '--session-id',
+    opts.sessionId,
+    '--kind',
+    'background',
+    '--mode',
+    opts.mode,
+    '--cwd',
+    opts.cwd,
+    '--started-at',
+    now(),
   ];
   if (opts.transcript) args.push('--transcript', opts.transcript);
   const child = spawn(process.execPath, args, { detached: true, stdio: 'ignore', cwd: opts.cwd });

@@ -8,14 +8,20 @@
 //                                    no `state` and vanish when they end; background records keep no pid and
 //                                    no status; startedAt is epoch ms; a background row's state is its job's
 //                                    (<root>/.claude/jobs/<id>/state.json: the fleet's root plays its HOME)
-//   claude agents                    the agent view: a person's TUI; here it prints the rows and sits until killed
+//   claude agents [--cwd <path>]     the agent view: a person's TUI; here it prints the rows and sits until killed
+//                                    (with --cwd, as the real CLI: only background rows whose job's folder is
+//                                    <path>, resolved from its own folder through symlinks, or below it)
 //   claude stop <id|prefix>          ask a background session to leave (writes registry/stop/<id>, waits ≤ 3 s)
 //   claude attach <id|prefix|name>   an attached client: sits until killed
 //   claude --resume <sessionId>      the conversation back, in the foreground (an agent with the same ids)
+//   claude --model <m> agents        the agent view too: as the real CLI, the defaults of the sessions it dispatches
+//                                    (--model, --permission-mode, --effort, --agent) may come before `agents`
+//   claude                           the agent view when $HOME/.claude.json says "defaultToAgentsView": true
+//                                    (read as it starts); else a usage error (the stand-in runs no interactive REPL)
 //
 // It never sends a signal to anything.
-import { appendFileSync, existsSync, readFileSync, readdirSync, writeFileSync, renameSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync, renameSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { spawn } from 'node:child_process';
 
 const REG = process.env.SUNSET_FLEET_REGISTRY || resolve(dirname(process.argv[1] ?? '.'), '..', 'registry');
@@ -123,7 +129,7 @@ function present(row) {
   }
   if (live && has(p('status'), row.id)) {
     const override = readText(p('status', row.id));
-    if (override !== null && override.trim()) out.status = override.trim();
+    if (override?.trim()) out.status = override.trim();
   }
   if (row.kind === 'interactive') {
     delete out.id;
@@ -161,14 +167,48 @@ function agents(args) {
   if (!all) rows = rows.filter((r) => typeof r.pid === 'number');
   rows.sort((a, b) => Number(a.startedAt ?? 0) - Number(b.startedAt ?? 0) || String(a.sessionId).localeCompare(String(b.sessionId)));
   if (json) {
-    process.stdout.write(JSON.stringify(rows) + '\n');
+    process.stdout.write(`${JSON.stringify(rows)}\n`);
     return;
   }
-  // the agent view: a person's screen, from which any background session can be opened; it sits
-  for (const r of rows) process.stdout.write(`${r.id ?? r.sessionId}\t${r.kind}\t${r.pid ?? '-'}\t${r.state ?? ''}\t${r.status ?? ''}\t${r.cwd}\n`);
+  // the agent view: a person's screen, from which any background session it lists can be opened; it sits
+  const under = viewFilter(args);
+  if (under) rows = rows.filter((r) => r.kind === 'background' && listedUnder(under, r));
+  for (const r of rows)
+    process.stdout.write(`${r.id ?? r.sessionId}\t${r.kind}\t${r.pid ?? '-'}\t${r.state ?? ''}\t${r.status ?? ''}\t${r.cwd}\n`);
   setInterval(() => {
     if (!existsSync(p('agents'))) process.exit(0);
   }, 1000);
+  // open, for the harness: it waits for this, not for its argv (a plain `claude` has read its config by now)
+  try {
+    mkdirSync(p('views'), { recursive: true });
+    writeFileSync(p('views', String(process.pid)), '');
+  } catch {
+    /* registry gone */
+  }
+}
+
+/** The agent view's --cwd (the last one; `--cwd P` or `--cwd=P`), resolved as the real CLI does; null = all. */
+function viewFilter(args) {
+  let arg = null;
+  args.forEach((w, i) => {
+    if (w === '--cwd') arg = args[i + 1] ?? null;
+    else if (w.startsWith('--cwd=')) arg = w.slice(6);
+  });
+  if (!arg) return null;
+  const path = resolve(process.cwd(), arg);
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+/** Is a row's job filed under `dir` (its originCwd, else its cwd; a .claude/worktrees/ folder counts as its repository)? */
+function listedUnder(dir, row) {
+  const job = readJson(join(CLAUDE_DIR, 'jobs', row.id, 'state.json')) ?? {};
+  const cwd = job.cwd ?? row.cwd ?? '';
+  const rel = relative(dir, job.originCwd || (/^(.+?)[/\\]\.claude[/\\]worktrees[/\\]/.exec(cwd)?.[1] ?? cwd));
+  return rel.split(/[/\\]/, 1)[0] !== '..' && !isAbsolute(rel);
 }
 
 /** A live background row whose id is `id`, or starts with it (the real CLI takes a prefix); else null. */
@@ -193,7 +233,7 @@ function stop(args) {
   }
   const stopFile = p('stop', id);
   const tmp = p('stop', `.${id}.${process.pid}.tmp`);
-  writeFileSync(tmp, JSON.stringify({ id, pid, by: process.pid, at: new Date().toISOString() }) + '\n');
+  writeFileSync(tmp, `${JSON.stringify({ id, pid, by: process.pid, at: new Date().toISOString() })}\n`);
   renameSync(tmp, stopFile);
   if (row._light) {
     process.stdout.write(`stop requested for ${id}\n`);
@@ -208,7 +248,7 @@ function stop(args) {
     setTimeout(poll, 20);
   };
   const done = (msg) => {
-    process.stdout.write(msg + '\n');
+    process.stdout.write(`${msg}\n`);
     process.exit(0);
   };
   poll();
@@ -227,7 +267,27 @@ function resume(args) {
   const transcript = join(REG, '..', 'projects', slug, `${sid}.jsonl`);
   const agent = join(dirname(new URL(import.meta.url).pathname), 'agent.mjs');
   const kind = process.stdin.isTTY ? 'interactive' : 'background';
-  const child = spawn(process.execPath, [agent, '--registry', REG, '--id', row.id, '--session-id', sid, '--kind', kind, '--mode', 'idle', '--cwd', cwd, '--transcript', transcript], { stdio: 'inherit' });
+  const child = spawn(
+    process.execPath,
+    [
+      agent,
+      '--registry',
+      REG,
+      '--id',
+      row.id,
+      '--session-id',
+      sid,
+      '--kind',
+      kind,
+      '--mode',
+      'idle',
+      '--cwd',
+      cwd,
+      '--transcript',
+      transcript,
+    ],
+    { stdio: 'inherit' },
+  );
   child.on('exit', (code) => process.exit(code ?? 1));
 }
 
@@ -239,7 +299,19 @@ function attach(args) {
   }, 1000);
 }
 
-const [verb, ...rest] = process.argv.slice(2);
+/** Does $HOME/.claude.json say to open the agent view by default? */
+function defaultToAgentsView() {
+  try {
+    return JSON.parse(readFileSync(join(process.env.HOME ?? '', '.claude.json'), 'utf8')).defaultToAgentsView === true;
+  } catch {
+    return false;
+  }
+}
+
+const args = process.argv.slice(2);
+while (['--model', '--permission-mode', '--effort', '--agent'].includes(args[0]) && args[2] === 'agents') args.splice(0, 2);
+if (args.length === 0 && defaultToAgentsView()) args.push('agents');
+const [verb, ...rest] = args;
 switch (verb) {
   case 'agents':
     agents(rest);

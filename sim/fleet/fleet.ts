@@ -19,6 +19,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import {
+  type Dirent,
   appendFileSync,
   chmodSync,
   existsSync,
@@ -134,6 +135,38 @@ function locate(name: string): string {
 
 export const claudeScript = (): string => locate('claude.mjs');
 export const agentScript = (): string => locate('agent.mjs');
+/** The stand-in Codex TUI (executable, `#!/usr/bin/env node`): fleet.agents.codex.command of a fleet that runs one. */
+export const codexScript = (): string => locate('codex.mjs');
+
+/** A stand-in Codex TUI session (spawnCodex): its pane's process, its session id, its rollout. */
+export interface CodexAgent {
+  id: string;
+  sessionId: string;
+  pid: number;
+  cwd: string;
+  tmuxSession: string;
+  paneId: string;
+  /** Its rollout ($CODEX_HOME/sessions/…/rollout-…-<sessionId>.jsonl), created by its first prompt. */
+  rolloutPath: string;
+}
+
+/** The first file under dir (recursively) whose name passes `match`; null when none (or dir is missing). */
+function findFile(dir: string, match: (name: string) => boolean): string | null {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return null;
+  }
+  for (const e of entries) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) {
+      const f = findFile(p, match);
+      if (f) return f;
+    } else if (match(e.name)) return p;
+  }
+  return null;
+}
 
 const ID_OK = /^[A-Za-z0-9._-]+$/;
 function checkId(id: string): string {
@@ -176,7 +209,6 @@ function cmdline(pid: number): string[] | null {
     return null;
   }
 }
-
 
 function writeAtomic(file: string, data: string | Buffer): void {
   const tmp = join(dirname(file), `.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
@@ -235,6 +267,8 @@ export class TestFleet {
   readonly rosterCommand: string[];
 
   private readonly agents = new Map<string, Agent>();
+  /** Stand-in Codex sessions: apart from `agents` (they keep no registry row nor clean-exit record). */
+  private readonly codexAgents = new Map<string, CodexAgent>();
   private readonly lightPids = new Set<number>();
   private readonly lightGroups = new Set<number>();
   private readonly attachPids = new Set<number>();
@@ -263,7 +297,8 @@ export class TestFleet {
       root = mkdtempSync(join(tmpdir(), 'sunset-fleet-'));
     }
     const f = new TestFleet(root);
-    for (const d of ['registry', 'bin', 'tasks', 'inbox', 'projects', 'work', '.claude/jobs']) mkdirSync(join(root, d), { recursive: true });
+    for (const d of ['registry', 'bin', 'tasks', 'inbox', 'projects', 'work', '.claude/jobs'])
+      mkdirSync(join(root, d), { recursive: true });
     for (const d of ['agents', 'stop', 'ended', 'status', 'extra']) mkdirSync(join(f.registryDir, d), { recursive: true });
     const url = pathToFileURL(claudeScript()).href;
     writeFileSync(
@@ -279,7 +314,9 @@ export class TestFleet {
 
   /** Raw sunset config object pointing at this fleet, deep-merged with overrides. */
   config(overrides: Record<string, unknown> = {}): Record<string, any> {
-    const host = `fleet-${basename(this.root).replace(/[^A-Za-z0-9]/g, '').slice(-10)}`;
+    const host = `fleet-${basename(this.root)
+      .replace(/[^A-Za-z0-9]/g, '')
+      .slice(-10)}`;
     fleetHosts.add(host);
     if (typeof overrides.host === 'string') fleetHosts.add(overrides.host);
     const base: Record<string, any> = {
@@ -303,7 +340,7 @@ export class TestFleet {
   /** Write config(overrides) to <root>/sunset.config.json (for `sunset --config FILE`); returns the path. */
   writeConfig(overrides: Record<string, unknown> = {}): string {
     const file = join(this.root, 'sunset.config.json');
-    writeAtomic(file, JSON.stringify(this.config(overrides), null, 2) + '\n');
+    writeAtomic(file, `${JSON.stringify(this.config(overrides), null, 2)}\n`);
     return file;
   }
 
@@ -324,13 +361,20 @@ export class TestFleet {
   private agentArgs(a: Agent, o: SpawnOptions & { bgOnExit?: boolean }): string[] {
     const args = [
       agentScript(),
-      '--registry', this.registryDir,
-      '--id', a.id,
-      '--session-id', a.sessionId,
-      '--kind', a.kind,
-      '--mode', a.mode,
-      '--cwd', a.cwd,
-      '--claude-dir', this.claudeDir,
+      '--registry',
+      this.registryDir,
+      '--id',
+      a.id,
+      '--session-id',
+      a.sessionId,
+      '--kind',
+      a.kind,
+      '--mode',
+      a.mode,
+      '--cwd',
+      a.cwd,
+      '--claude-dir',
+      this.claudeDir,
     ];
     if (o.name) args.push('--name', o.name);
     if (!o.noTranscript) args.push('--transcript', a.transcriptPath);
@@ -344,14 +388,18 @@ export class TestFleet {
     let exited: number | null | undefined;
     child?.once('exit', (code) => (exited = code));
     let found = 0;
-    const ok = await waitFor(() => {
-      const row = this.row(id);
-      if (row && typeof row.pid === 'number' && (pid === null || row.pid === pid)) {
-        found = row.pid;
-        return true;
-      }
-      return exited !== undefined;
-    }, 15_000, 10);
+    const ok = await waitFor(
+      () => {
+        const row = this.row(id);
+        if (row && typeof row.pid === 'number' && (pid === null || row.pid === pid)) {
+          found = row.pid;
+          return true;
+        }
+        return exited !== undefined;
+      },
+      15_000,
+      10,
+    );
     if (!ok || !found) throw new Error(`test fleet: agent ${id} did not register${exited !== undefined ? ` (exited with ${exited})` : ''}`);
     return found;
   }
@@ -389,6 +437,68 @@ export class TestFleet {
     return a;
   }
 
+  /** The stand-in Codex's home (CODEX_HOME of spawnCodex's sessions): fleet.agents.codex.home. */
+  get codexHome(): string {
+    return join(this.root, '.codex');
+  }
+
+  /**
+   * A stand-in Codex TUI session (sim/fleet/codex.mjs) in a pane of the private tmux server, CODEX_HOME=codexHome,
+   * started like `codex -C <cwd> "<prompt>"`: the prompt is its first turn and creates its rollout (a real Codex
+   * has none before its first prompt). Resolves once that turn is complete (its rollout ends in task_complete).
+   */
+  async spawnCodex(o: { id?: string; sessionId?: string; prompt?: string } = {}): Promise<CodexAgent> {
+    this.assertLive();
+    const id = checkId(o.id ?? shortId());
+    if (this.agents.has(id) || this.codexAgents.has(id)) throw new Error(`test fleet: id ${id} already in use`);
+    const sessionId = o.sessionId ?? randomUUID();
+    const cwd = join(this.root, 'work', id);
+    mkdirSync(cwd, { recursive: true });
+    const name = `codex-${id}`;
+    // the script itself (its shebang runs node: argv [node, <script>, …]), as fleet.agents.codex.command names it
+    this.tmux([
+      'new-session',
+      '-d',
+      '-s',
+      name,
+      '-x',
+      '200',
+      '-y',
+      '50',
+      '-c',
+      cwd,
+      '-e',
+      `CODEX_HOME=${this.codexHome}`,
+      '-e',
+      `SUNSET_STANDIN_SESSION_ID=${sessionId}`,
+      '--',
+      codexScript(),
+      '-C',
+      cwd,
+      o.prompt ?? 'Start on the task',
+    ]);
+    const paneId = this.tmux(['display-message', '-p', '-t', name, '#{pane_id}']).trim();
+    const pid = Number(this.tmux(['display-message', '-p', '-t', paneId, '#{pane_pid}']).trim());
+    const a: CodexAgent = { id, sessionId, pid, cwd, tmuxSession: name, paneId, rolloutPath: '' };
+    this.codexAgents.set(id, a);
+    const sessions = join(this.codexHome, 'sessions');
+    const ok = await waitFor(
+      () => {
+        a.rolloutPath ||= findFile(sessions, (n) => n.endsWith(`-${sessionId}.jsonl`)) ?? '';
+        return a.rolloutPath !== '' && readFileSync(a.rolloutPath, 'utf8').includes('"task_complete"');
+      },
+      15_000,
+      20,
+    );
+    if (!ok) throw new Error(`test fleet: codex stand-in ${id} did not complete its first turn${pidAlive(pid) ? '' : ' (it exited)'}`);
+    return a;
+  }
+
+  /** The stand-in Codex sessions this fleet spawned. */
+  codexList(): CodexAgent[] {
+    return [...this.codexAgents.values()];
+  }
+
   /**
    * Benchmark stand-ins: n cheap processes registered as background idle rows, transcripts written by the
    * harness. One detached `sh` forks them all (fast: no per-process spawn from this big process); each is a
@@ -421,14 +531,20 @@ export class TestFleet {
       const id = shortId();
       const sessionId = randomUUID();
       const a: Agent = {
-        id, sessionId, kind: 'background', pid, mode: 'idle', cwd, light: true,
+        id,
+        sessionId,
+        kind: 'background',
+        pid,
+        mode: 'idle',
+        cwd,
+        light: true,
         transcriptPath: join(this.projectsDir, slugOf(cwd), `${sessionId}.jsonl`),
       };
       mkdirSync(dirname(a.transcriptPath), { recursive: true });
-      writeFileSync(a.transcriptPath, JSON.stringify({ type: 'start', sessionId, at: startedAt }) + '\n');
+      writeFileSync(a.transcriptPath, `${JSON.stringify({ type: 'start', sessionId, at: startedAt })}\n`);
       if (o.transcriptAgeMs !== undefined) this.ageTranscript(a, o.transcriptAgeMs);
       const row = { id, sessionId, kind: 'background', pid, state: 'working', status: 'idle', cwd, startedAt, _light: true };
-      writeAtomic(this.rowPath(id), JSON.stringify(row) + '\n');
+      writeAtomic(this.rowPath(id), `${JSON.stringify(row)}\n`);
       this.setJob(id, { state: 'working', tempo: 'idle', needs: null, inFlight: { tasks: 0, queued: 0 } });
       this.agents.set(id, a);
       out.push(a);
@@ -442,10 +558,16 @@ export class TestFleet {
     const id = checkId(o.id ?? shortId());
     const sessionId = o.sessionId ?? randomUUID();
     const row = {
-      id, sessionId, kind: o.kind ?? 'background', pid: null, state: 'stopped', status: 'idle',
-      cwd: join(this.root, 'work', id), startedAt: new Date(Date.now() - 3_600_000).toISOString(),
+      id,
+      sessionId,
+      kind: o.kind ?? 'background',
+      pid: null,
+      state: 'stopped',
+      status: 'idle',
+      cwd: join(this.root, 'work', id),
+      startedAt: new Date(Date.now() - 3_600_000).toISOString(),
     };
-    writeAtomic(this.rowPath(id), JSON.stringify(row) + '\n');
+    writeAtomic(this.rowPath(id), `${JSON.stringify(row)}\n`);
     return { id, sessionId };
   }
 
@@ -459,9 +581,20 @@ export class TestFleet {
       const id = shortId();
       const sessionId = randomUUID();
       out.push({ id, sessionId });
-      lines.push(JSON.stringify({ id, sessionId, kind: 'background', pid: null, state: 'stopped', status: 'idle', cwd: join(this.root, 'work', id), startedAt }));
+      lines.push(
+        JSON.stringify({
+          id,
+          sessionId,
+          kind: 'background',
+          pid: null,
+          state: 'stopped',
+          status: 'idle',
+          cwd: join(this.root, 'work', id),
+          startedAt,
+        }),
+      );
     }
-    if (lines.length) appendFileSync(join(this.registryDir, 'records.jsonl'), lines.join('\n') + '\n');
+    if (lines.length) appendFileSync(join(this.registryDir, 'records.jsonl'), `${lines.join('\n')}\n`);
     return out;
   }
 
@@ -547,7 +680,7 @@ export class TestFleet {
     const dir = join(this.inboxDir, a.sessionId);
     mkdirSync(dir, { recursive: true });
     const file = join(dir, name ?? `msg-${Date.now()}-${randomBytes(3).toString('hex')}.json`);
-    writeFileSync(file, JSON.stringify({ type: 'message', from: 'test', text: 'hello', at: new Date().toISOString() }) + '\n');
+    writeFileSync(file, `${JSON.stringify({ type: 'message', from: 'test', text: 'hello', at: new Date().toISOString() })}\n`);
     return file;
   }
 
@@ -561,12 +694,13 @@ export class TestFleet {
 
   /** tasks/<id>.json, pretty JSON, written atomically; returns its path. */
   writeTask(t: Record<string, unknown> & { id: string }): string {
-    return this.writeTaskRaw(`${t.id}.json`, JSON.stringify(t, null, 2) + '\n');
+    return this.writeTaskRaw(`${t.id}.json`, `${JSON.stringify(t, null, 2)}\n`);
   }
 
   /** Any bytes under any file name in tasks/ (corrupt files, odd names), written atomically. */
   writeTaskRaw(fileName: string, text: string | Buffer): string {
-    if (fileName.includes('/') || fileName.includes('\0') || fileName === '..' || fileName === '.') throw new Error(`test fleet: bad task file name ${JSON.stringify(fileName)}`);
+    if (fileName.includes('/') || fileName.includes('\0') || fileName === '..' || fileName === '.')
+      throw new Error(`test fleet: bad task file name ${JSON.stringify(fileName)}`);
     mkdirSync(this.tasksDir, { recursive: true });
     const file = join(this.tasksDir, fileName);
     writeAtomic(file, text);
@@ -592,20 +726,40 @@ export class TestFleet {
     return this.client(['attach', id], 'attach');
   }
 
-  /** A person's agent view: `claude agents` with no --json (a TUI that can open any background session), sits until closed. */
-  agentView(): Promise<Attachment> {
+  /**
+   * A person's agent view: `claude agents` with no --json (a TUI that can open any background session it lists), sits
+   * until closed; `args` such as ['--cwd', 'work/x'] narrow it, `cwd` is the folder it runs in (default: the fleet's root).
+   * `argv` opens it another way, the whole argv after `claude`: ['--model', 'opus', 'agents'], or [] (a plain `claude`,
+   * which opens it when the fleet's ~/.claude.json says `"defaultToAgentsView": true`: setClaudeJson()).
+   */
+  agentView(o: { args?: string[]; cwd?: string; argv?: string[] } = {}): Promise<Attachment> {
     this.assertLive();
-    return this.client(['agents'], 'agents');
+    const argv = o.argv ?? ['agents', ...(o.args ?? [])];
+    // open once the stand-in says so (registry/views/<pid>): its argv shows before it has read its config
+    const open = (pid: number) => existsSync(join(this.registryDir, 'views', String(pid)));
+    return this.client(argv, o.argv ? (argv.at(-1) ?? this.claudeBin) : 'agents', o.cwd, open);
   }
 
-  private async client(args: string[], marker: string): Promise<Attachment> {
+  /** The fleet's ~/.claude.json (Claude Code's global config: the root plays HOME), as given; null removes it. */
+  setClaudeJson(text: string | null): void {
+    const file = join(this.root, '.claude.json');
+    if (text === null) rmSync(file, { force: true });
+    else writeAtomic(file, text);
+  }
+
+  private async client(args: string[], marker: string, cwd?: string, ready?: (pid: number) => boolean): Promise<Attachment> {
     const id = args.join(' ');
-    const child = spawn(process.execPath, [this.claudeBin, ...args], { detached: true, stdio: 'ignore', env: { ...process.env, HOME: this.root } });
+    const child = spawn(process.execPath, [this.claudeBin, ...args], {
+      detached: true,
+      stdio: 'ignore',
+      cwd: cwd ?? this.root,
+      env: { ...process.env, HOME: this.root },
+    });
     if (!child.pid) throw new Error('test fleet: could not spawn attach');
     child.unref();
     const pid = child.pid;
     this.attachPids.add(pid);
-    const ok = await waitFor(() => (cmdline(pid) ?? []).includes(marker), 5000, 10);
+    const ok = await waitFor(() => (cmdline(pid) ?? []).includes(marker) && (ready?.(pid) ?? true), 10_000, 10);
     if (!ok) throw new Error(`test fleet: attach ${id} did not start`);
     return {
       pid,
@@ -688,7 +842,10 @@ export class TestFleet {
   }
 
   /** Run the stand-in CLI (`<root>/bin/claude …`) and collect its result. */
-  claude(args: string[], timeoutMs = 10_000): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  claude(
+    args: string[],
+    timeoutMs = 10_000,
+  ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
     return new Promise((res, rej) => {
       const child = spawn(this.claudeBin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
@@ -775,7 +932,9 @@ export class TestFleet {
   }
 
   /** notify_when_idle requests agents received (accepted: the reply socket sits in their socket folder), in order. */
-  idleRequests(a?: Agent | string): Array<{ id: string; pid: number; from: string | null; msgId: string | null; accepted: boolean; at: string }> {
+  idleRequests(
+    a?: Agent | string,
+  ): Array<{ id: string; pid: number; from: string | null; msgId: string | null; accepted: boolean; at: string }> {
     return this.logOf('notify.jsonl', a);
   }
 
@@ -858,6 +1017,7 @@ export class TestFleet {
   processes(): number[] {
     const out: number[] = [];
     const agentJs = agentScript();
+    const codexJs = codexScript();
     const lightDir = join(this.registryDir, 'agents');
     let entries: string[] = [];
     try {
@@ -874,11 +1034,12 @@ export class TestFleet {
       const isAgent = argv.includes(agentJs) && argv[argv.indexOf('--registry') + 1] === this.registryDir;
       const isCli = argv[1] === this.claudeBin || argv[0] === this.claudeBin;
       const isLight = argv.includes('sunset-fleet-light') && argv.includes(lightDir);
+      const isCodex = argv[1] === codexJs && argv.some((w) => w.startsWith(`${this.root}/`));
       // the private tmux server (its argv is the command that started it) and clients, `script` wrappers
       const isTmux =
         (argv.includes(this.tmuxSocket) && basename(argv[0] ?? '') === 'tmux') ||
         argv.some((w) => w.includes(`tmux -L ${this.tmuxSocket} `));
-      if (isAgent || isCli || isLight || this.attachPids.has(pid) || this.lightPids.has(pid) || isTmux) out.push(pid);
+      if (isAgent || isCli || isLight || isCodex || this.attachPids.has(pid) || this.lightPids.has(pid) || isTmux) out.push(pid);
     }
     return out;
   }
@@ -898,6 +1059,7 @@ export class TestFleet {
     const kill = (): number[] => {
       const pids = new Set<number>(this.processes());
       for (const a of this.agents.values()) if (a.pid && this.ours(a.pid)) pids.add(a.pid);
+      for (const a of this.codexAgents.values()) if (this.ours(a.pid)) pids.add(a.pid);
       for (const pid of pids) this.killGroup(pid, 'SIGKILL');
       // the light subshells and their `sleep` children: kill each group that still holds one of ours
       const groups = new Set<number>();
@@ -939,7 +1101,7 @@ export class TestFleet {
     const argv = cmdline(pid);
     if (!argv) return false;
     if (this.lightPids.has(pid) || this.attachPids.has(pid)) return true;
-    return argv.some((w) => w.startsWith(this.root + '/') || w === this.registryDir);
+    return argv.some((w) => w.startsWith(`${this.root}/`) || w === this.registryDir);
   }
 
   /** SIGKILL/SIGTERM a process of ours and its group (all spawned detached: pid == pgid). */

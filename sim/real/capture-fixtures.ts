@@ -13,7 +13,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 function put(rel: string, value: unknown): void {
   const file = join(OUT, rel);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify(redact(value), null, 2) + '\n');
+  writeFileSync(file, `${JSON.stringify(redact(value), null, 2)}\n`);
   console.log('wrote', rel);
 }
 
@@ -26,7 +26,10 @@ function putRaw(rel: string, text: string): void {
 
 function jsonl(file: string): unknown[] {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l));
   } catch {
     return [];
   }
@@ -104,8 +107,14 @@ async function main(): Promise<void> {
     put('roster/row-background-blocked.json', byId(blocked.shortId));
     put('roster/row-background-waiting.json', byId(waiting.shortId));
     put('roster/row-background-inflight.json', byId(inflight.shortId));
-    put('roster/row-interactive.json', roster.find((r) => r.pid === inter.pid));
-    put('roster/row-interactive-derived-name.json', roster.find((r) => r.pid === interDerived.pid));
+    put(
+      'roster/row-interactive.json',
+      roster.find((r) => r.pid === inter.pid),
+    );
+    put(
+      'roster/row-interactive-derived-name.json',
+      roster.find((r) => r.pid === interDerived.pid),
+    );
     put('roster/record-stopped.json', byId(stopMe.shortId));
     put('roster/record-done-after-stop.json', byId(doneStop.shortId));
     const rosterNoAll = await f.claude(['agents', '--json']);
@@ -119,8 +128,13 @@ async function main(): Promise<void> {
 
     // --- jobs/<id>/state.json (+ timeline)
     const jobs: Array<[string, string]> = [
-      ['working', working.shortId], ['done', done.shortId], ['blocked', blocked.shortId], ['inflight', inflight.shortId],
-      ['waiting-permission', waiting.shortId], ['stopped', stopMe.shortId], ['done-after-stop', doneStop.shortId],
+      ['working', working.shortId],
+      ['done', done.shortId],
+      ['blocked', blocked.shortId],
+      ['inflight', inflight.shortId],
+      ['waiting-permission', waiting.shortId],
+      ['stopped', stopMe.shortId],
+      ['done-after-stop', doneStop.shortId],
     ];
     for (const [label, id] of jobs) {
       put(`jobs/state-${label}.json`, f.jobState(id));
@@ -163,7 +177,9 @@ async function main(): Promise<void> {
     const attachName = await f.attach('refactor-parser');
     await f.waitForScreen(attachId.paneId, /refactor the parser/);
     const journalDir = join(f.claudeDir, 'daemon', 'attach-journal');
-    const journals = existsSync(journalDir) ? readdirSync(journalDir).map((n) => JSON.parse(readFileSync(join(journalDir, n), 'utf8'))) : [];
+    const journals = existsSync(journalDir)
+      ? readdirSync(journalDir).map((n) => JSON.parse(readFileSync(join(journalDir, n), 'utf8')))
+      : [];
     put('daemon/attach-journal.json', journals);
     put('argv/attach-short-id.json', argvOf(attachId.pid));
     put('argv/attach-name.json', argvOf(attachName.pid));
@@ -192,7 +208,15 @@ async function main(): Promise<void> {
     // --- the process tree, memory
     put(
       'processes/tree.json',
-      withClients.map((p) => ({ pid: p.pid, ppid: p.ppid, role: p.role, shortId: p.shortId, sessionId: p.sessionId, rssMb: Math.round(p.rssKb / 1024), argv: p.argv })),
+      withClients.map((p) => ({
+        pid: p.pid,
+        ppid: p.ppid,
+        role: p.role,
+        shortId: p.shortId,
+        sessionId: p.sessionId,
+        rssMb: Math.round(p.rssKb / 1024),
+        argv: p.argv,
+      })),
     );
     put('processes/memory.json', f.memory());
     await attachId.close();
@@ -208,7 +232,18 @@ async function main(): Promise<void> {
 
     // --- what the stand-in API was asked (kinds, one body of each small kind)
     const reqs = f.api.requests();
-    put('api/request-kinds.json', reqs.map((r) => ({ seq: r.seq, kind: r.kind, sessionId: r.sessionId, path: r.path, query: r.query, prompt: r.prompt, answer: r.answer })));
+    put(
+      'api/request-kinds.json',
+      reqs.map((r) => ({
+        seq: r.seq,
+        kind: r.kind,
+        sessionId: r.sessionId,
+        path: r.path,
+        query: r.query,
+        prompt: r.prompt,
+        answer: r.answer,
+      })),
+    );
     const one = (k: string): unknown => reqs.find((r) => r.kind === k)?.body;
     put('api/classifier-request.json', one('classifier'));
     put('api/label-request.json', one('label'));
@@ -217,7 +252,10 @@ async function main(): Promise<void> {
     put('notes.json', notes);
     // transcripts are big; one line per entry type of one
     const tr = jsonl(f.transcriptPath(done.sessionId, done.cwd)) as Array<Record<string, unknown>>;
-    put('projects/transcript-entry-types.json', tr.map((e) => ({ type: e.type, subtype: e.subtype, keys: Object.keys(e).sort() })));
+    put(
+      'projects/transcript-entry-types.json',
+      tr.map((e) => ({ type: e.type, subtype: e.subtype, keys: Object.keys(e).sort() })),
+    );
     await sleep(10);
   } finally {
     await f.destroy();

@@ -16,7 +16,10 @@ export function claudeWrapper(fleet: RealFleet, opts: { callsLog?: string } = {}
     .map(([k, v]) => `export ${k}=${shellWord(String(v))}`)
     .join('\n');
   const count = opts.callsLog ? `if [ "$1" = agents ]; then echo "$(date +%s%3N)" >> ${shellWord(opts.callsLog)}; fi\n` : '';
-  writeFileSync(file, `#!/bin/sh\n# the real Claude Code with this fleet's environment\n${vars}\n${count}exec ${shellWord(fleet.binary)} "$@"\n`);
+  writeFileSync(
+    file,
+    `#!/bin/sh\n# the real Claude Code with this fleet's environment\n${vars}\n${count}exec ${shellWord(fleet.binary)} "$@"\n`,
+  );
   chmodSync(file, 0o755);
   return file;
 }

@@ -28,7 +28,7 @@ const VERSION_OK = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/;
 /** The root folder holding one folder per version. */
 export function claudeCodeCacheRoot(): string {
   const env = process.env.SUNSET_CLAUDE_CODE_CACHE;
-  return env && env.trim() ? env : join(homedir(), '.cache', 'sunset-claude-code');
+  return env?.trim() ? env : join(homedir(), '.cache', 'sunset-claude-code');
 }
 
 /** The install folder of one version (an npm prefix). */
@@ -62,7 +62,7 @@ function run(cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.Pro
   return new Promise((resolve) => {
     let stdout = '';
     let stderr = '';
-    let child;
+    let child: ReturnType<typeof spawn>;
     try {
       child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     } catch (e) {
@@ -114,7 +114,8 @@ async function verify(binary: string, version: string): Promise<void> {
   if (out.split(/\s+/)[0] !== version) throw new Error(`${binary} --version printed ${JSON.stringify(out)}, expected ${version}`);
 }
 
-const NETWORK = /E(?:NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT|NETUNREACH|HOSTUNREACH)|ETIMEDOUT|network|getaddrinfo|socket hang up|request to .* failed/i;
+const NETWORK =
+  /E(?:NOTFOUND|AI_AGAIN|CONNREFUSED|CONNRESET|TIMEDOUT|NETUNREACH|HOSTUNREACH)|ETIMEDOUT|network|getaddrinfo|socket hang up|request to .* failed/i;
 
 function pidAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
@@ -189,7 +190,8 @@ async function ensure(version: string): Promise<string> {
   const lock = join(root, `.${version}.lock`);
   const deadline = Date.now() + 20 * 60_000;
   while (!tryLock(lock)) {
-    if (Date.now() > deadline) throw new Error(`ensureClaudeCode: another process has held ${lock} for 20 minutes; remove it if no install is running`);
+    if (Date.now() > deadline)
+      throw new Error(`ensureClaudeCode: another process has held ${lock} for 20 minutes; remove it if no install is running`);
     await new Promise((r) => setTimeout(r, 500));
   }
   try {
@@ -206,8 +208,19 @@ async function ensure(version: string): Promise<string> {
     mkdirSync(tmp, { recursive: true });
     try {
       const args = [
-        'install', '--prefix', tmp, '--no-save', '--no-audit', '--no-fund', '--no-package-lock',
-        '--loglevel=error', '--fetch-timeout=60000', '--fetch-retries=1', '--fetch-retry-mintimeout=2000', '--fetch-retry-maxtimeout=5000', `${CLAUDE_CODE_PACKAGE}@${version}`,
+        'install',
+        '--prefix',
+        tmp,
+        '--no-save',
+        '--no-audit',
+        '--no-fund',
+        '--no-package-lock',
+        '--loglevel=error',
+        '--fetch-timeout=60000',
+        '--fetch-retries=1',
+        '--fetch-retry-mintimeout=2000',
+        '--fetch-retry-maxtimeout=5000',
+        `${CLAUDE_CODE_PACKAGE}@${version}`,
       ];
       const r = await run('npm', args, { cwd: tmp, env: { ...process.env, npm_config_update_notifier: 'false' }, timeoutMs: 15 * 60_000 });
       if (r.error || r.code !== 0) {

@@ -158,13 +158,14 @@ type Block = { type: string; text?: string; [k: string]: unknown };
 type Msg = { role: string; content: string | Block[] };
 
 /** How 2.1.328 frames a message that came in over the messaging socket (group 1: the mid-turn variant; 2: the text). */
-export const PEER_FRAME = /(?:Another Claude session|A peer session) sent a message( while you were working)?:\n([\s\S]*?)\n\n(?:This came from another Claude session|That "other Claude session")/g;
+export const PEER_FRAME =
+  /(?:Another Claude session|A peer session) sent a message( while you were working)?:\n([\s\S]*?)\n\n(?:This came from another Claude session|That "other Claude session")/g;
 
 const isReminder = (t: string): boolean => t.trimStart().startsWith('<system-reminder>');
 
 /** The human text blocks of one message (user role; system reminders and tool results left out). */
 export function humanTexts(m: Msg | undefined): string[] {
-  if (!m || m.role !== 'user') return [];
+  if (m?.role !== 'user') return [];
   if (typeof m.content === 'string') return isReminder(m.content) ? [] : [m.content];
   if (!Array.isArray(m.content)) return [];
   const out: string[] = [];
@@ -353,7 +354,12 @@ export class MessagesApi {
       if (r.kind !== 'main' || (sessionId && r.sessionId !== sessionId)) continue;
       const msgs: Msg[] = Array.isArray(r.body?.messages) ? r.body.messages : [];
       msgs.forEach((m, idx) => {
-        const blocks = typeof m.content === 'string' ? [m.content] : Array.isArray(m.content) ? m.content.map((b) => (typeof b?.text === 'string' ? b.text : '')) : [];
+        const blocks =
+          typeof m.content === 'string'
+            ? [m.content]
+            : Array.isArray(m.content)
+              ? m.content.map((b) => (typeof b?.text === 'string' ? b.text : ''))
+              : [];
         for (const t of blocks) {
           for (const x of t.matchAll(PEER_FRAME)) {
             const key = `${r.sessionId}\0${idx}\0${x[2]}`;
@@ -492,7 +498,9 @@ export class MessagesApi {
     if (res.destroyed) return;
     if (answer.error) {
       const status = answer.error.status;
-      const type = answer.error.type ?? (status === 529 ? 'overloaded_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error');
+      const type =
+        answer.error.type ??
+        (status === 529 ? 'overloaded_error' : status === 429 ? 'rate_limit_error' : status >= 500 ? 'api_error' : 'invalid_request_error');
       const message = answer.error.message ?? `stand-in error ${status}`;
       entry.answer = { status, text: message };
       res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_${randomBytes(8).toString('hex')}` });
@@ -534,7 +542,11 @@ export class MessagesApi {
       }
       case 'label': {
         if (m.label) return { text: m.label };
-        const words = stripMarkers(r.prompt ?? 'stand-in job').toLowerCase().replace(/[^a-z0-9 ._-]/g, ' ').split(/\s+/).filter(Boolean);
+        const words = stripMarkers(r.prompt ?? 'stand-in job')
+          .toLowerCase()
+          .replace(/[^a-z0-9 ._-]/g, ' ')
+          .split(/\s+/)
+          .filter(Boolean);
         return { text: words.slice(0, 4).join(' ') || 'stand-in job' };
       }
       case 'recap':
@@ -550,7 +562,8 @@ export class MessagesApi {
         }
         let text: string;
         if (m.reply !== undefined) text = m.reply;
-        else if (r.toolResultTurn) text = cmd && m.bg ? `Started \`${cmd}\` in the background; it is still running.` : 'The command finished.';
+        else if (r.toolResultTurn)
+          text = cmd && m.bg ? `Started \`${cmd}\` in the background; it is still running.` : 'The command finished.';
         else {
           const ask = stripMarkers(r.prompt ?? '');
           text = `Stand-in reply to: ${ask.slice(0, 200) || '(empty prompt)'}`;
@@ -604,7 +617,16 @@ export class MessagesApi {
     // the pieces of the stream: text deltas and tool JSON deltas, spread over slowMs
     const pieces: Array<() => boolean> = [];
     write('message_start', {
-      message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     });
     let index = 0;
     if (text) {
@@ -621,7 +643,9 @@ export class MessagesApi {
     for (const t of tools) {
       const i = index++;
       pieces.push(() => write('content_block_start', { index: i, content_block: { type: 'tool_use', id: t.id, name: t.name, input: {} } }));
-      pieces.push(() => write('content_block_delta', { index: i, delta: { type: 'input_json_delta', partial_json: JSON.stringify(t.input) } }));
+      pieces.push(() =>
+        write('content_block_delta', { index: i, delta: { type: 'input_json_delta', partial_json: JSON.stringify(t.input) } }),
+      );
       pieces.push(() => write('content_block_stop', { index: i }));
     }
     const gap = a.slowMs ? a.slowMs / Math.max(1, pieces.length) : 0;
@@ -632,7 +656,8 @@ export class MessagesApi {
       }
       if (!p()) return;
     }
-    if (!write('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } })) return;
+    if (!write('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: outputTokens } }))
+      return;
     write('message_stop', {});
     res.end();
   }

@@ -15,12 +15,12 @@ import { dirname, join } from 'node:path';
 
 /** The line that starts a turn (or is queued behind the running one). */
 export function userLine(text: string, extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ type: 'user', message: { role: 'user', content: text }, ...extra }) + '\n';
+  return `${JSON.stringify({ type: 'user', message: { role: 'user', content: text }, ...extra })}\n`;
 }
 
 /** The optional auth line (token = peerToken of ~/.claude/sessions/<pid>.<hash>.key). Not needed on Linux. */
 export function authLine(token: string): string {
-  return JSON.stringify({ type: 'auth', token }) + '\n';
+  return `${JSON.stringify({ type: 'auth', token })}\n`;
 }
 
 /** peerToken of a session's key file (~/.claude/sessions/<pid>.<hash>.key), or null. A secret: never log it. */
@@ -186,9 +186,12 @@ export class IdleWatcher {
   }
 
   /** Send notify_when_idle to a target's socket from this process; returns the msg_id and a waiter for its notice. */
-  async notifyWhenIdle(targetPath: string, opts: { msgId?: string; viaLines?: string[] } = {}): Promise<{ msgId: string; send: SendResult; next: (timeoutMs: number) => Promise<IdleNotice | null> }> {
+  async notifyWhenIdle(
+    targetPath: string,
+    opts: { msgId?: string; viaLines?: string[] } = {},
+  ): Promise<{ msgId: string; send: SendResult; next: (timeoutMs: number) => Promise<IdleNotice | null> }> {
     const msgId = opts.msgId ?? randomUUID();
-    const line = JSON.stringify({ type: 'control', action: 'notify_when_idle', from: this.address, msg_id: msgId }) + '\n';
+    const line = `${JSON.stringify({ type: 'control', action: 'notify_when_idle', from: this.address, msg_id: msgId })}\n`;
     const send = await sendToSocket(targetPath, [...(opts.viaLines ?? []), line]);
     return { msgId, send, next: (timeoutMs: number) => this.waitNotice(msgId, timeoutMs) };
   }

@@ -206,7 +206,9 @@ function rssKb(pid: number): number {
 
 function livePids(): number[] {
   try {
-    return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).map(Number);
+    return readdirSync('/proc')
+      .filter((e) => /^\d+$/.test(e))
+      .map(Number);
   } catch {
     return [];
   }
@@ -331,7 +333,10 @@ export class RealFleet {
     const binary = opts.binary ?? (await ensureClaudeCode(version));
     await RealFleet.reapOrphans();
     const root = mkdtempSync(join(tmpdir(), ROOT_PREFIX));
-    writeFileSync(join(root, 'owner.json'), JSON.stringify({ pid: process.pid, procStart: procStat(process.pid)?.starttime ?? null }) + '\n');
+    writeFileSync(
+      join(root, 'owner.json'),
+      `${JSON.stringify({ pid: process.pid, procStart: procStat(process.pid)?.starttime ?? null })}\n`,
+    );
     let api: MessagesApi | undefined;
     try {
       api = await MessagesApi.start();
@@ -373,12 +378,12 @@ export class RealFleet {
         permissions: { allow },
         ...opts.settings,
       };
-      writeFileSync(join(f.claudeDir, 'settings.json'), JSON.stringify(settings, null, 2) + '\n');
+      writeFileSync(join(f.claudeDir, 'settings.json'), `${JSON.stringify(settings, null, 2)}\n`);
       // trust walks up the folder tree: trusting the work root (and HOME) trusts every folder below it
       const trusted = { hasTrustDialogAccepted: true, hasCompletedProjectOnboarding: true };
       writeFileSync(
         join(home, '.claude.json'),
-        JSON.stringify(
+        `${JSON.stringify(
           {
             hasCompletedOnboarding: true,
             lastOnboardingVersion: version,
@@ -391,7 +396,7 @@ export class RealFleet {
           },
           null,
           2,
-        ) + '\n',
+        )}\n`,
       );
       return f;
     } catch (e) {
@@ -417,11 +422,20 @@ export class RealFleet {
       } catch {
         continue;
       }
-      const home = env.split('\0').find((e) => e.startsWith('HOME='))?.slice(5);
+      const home = env
+        .split('\0')
+        .find((e) => e.startsWith('HOME='))
+        ?.slice(5);
       if (!home || !homeRe.test(home)) continue;
       const root = dirname(home);
       const list = byRoot.get(root) ?? [];
-      list.push({ pid, daemon: argvWords(cmdline(pid) ?? []).slice(1, 3).join(' ') === 'daemon run' });
+      list.push({
+        pid,
+        daemon:
+          argvWords(cmdline(pid) ?? [])
+            .slice(1, 3)
+            .join(' ') === 'daemon run',
+      });
       byRoot.set(root, list);
     }
     const ended: number[] = [];
@@ -442,7 +456,10 @@ export class RealFleet {
       for (const { pid } of list) rmSync(join('/tmp', 'cc-socks', `${pid}.sock`), { force: true });
       const claudeDir = join(root, 'home', '.claude');
       const uid = typeof process.getuid === 'function' ? process.getuid() : 0;
-      rmSync(join('/tmp', `cc-daemon-${uid}`, createHash('sha256').update(claudeDir).digest('hex').slice(0, 8)), { recursive: true, force: true });
+      rmSync(join('/tmp', `cc-daemon-${uid}`, createHash('sha256').update(claudeDir).digest('hex').slice(0, 8)), {
+        recursive: true,
+        force: true,
+      });
       rmSync(root, { recursive: true, force: true });
     }
     return ended;
@@ -464,14 +481,20 @@ export class RealFleet {
     const file = join(this.home, '.claude.json');
     const cur = readJson<Record<string, any>>(file) ?? {};
     cur.projects = { ...(cur.projects ?? {}), [resolve(dir)]: { ...(cur.projects?.[resolve(dir)] ?? {}), hasTrustDialogAccepted: true } };
-    writeAtomic(file, JSON.stringify(cur, null, 2) + '\n');
+    writeAtomic(file, `${JSON.stringify(cur, null, 2)}\n`);
+  }
+
+  /** Set keys of ~/.claude.json, Claude Code's global config (read-modify-write: do it while no session runs). */
+  setGlobalConfig(patch: Record<string, unknown>): void {
+    const file = join(this.home, '.claude.json');
+    writeAtomic(file, `${JSON.stringify({ ...(readJson<Record<string, unknown>>(file) ?? {}), ...patch }, null, 2)}\n`);
   }
 
   private cwdFor(cwd?: string): string {
     if (!cwd) return this.workdir();
     const abs = resolve(cwd);
     mkdirSync(abs, { recursive: true });
-    if (!(abs + '/').startsWith(this.workRoot + '/') && !(abs + '/').startsWith(this.root + '/')) this.trust(abs);
+    if (!`${abs}/`.startsWith(`${this.workRoot}/`) && !`${abs}/`.startsWith(`${this.root}/`)) this.trust(abs);
     return abs;
   }
 
@@ -583,10 +606,15 @@ export class RealFleet {
    * Poll the roster until the row of `key` (short id, sessionId or pid) satisfies pred; returns that row.
    * Throws at the deadline with the last row seen.
    */
-  async waitForRow(key: string | number, pred: (row: RosterRow | undefined) => boolean, timeoutMs = 30_000): Promise<RosterRow | undefined> {
+  async waitForRow(
+    key: string | number,
+    pred: (row: RosterRow | undefined) => boolean,
+    timeoutMs = 30_000,
+  ): Promise<RosterRow | undefined> {
     let row: RosterRow | undefined;
     const ok = await this.waitFor(async () => pred((row = await this.rosterRow(key))), timeoutMs, 200);
-    if (!ok) throw new Error(`real fleet: roster row ${key} did not reach the expected shape in ${timeoutMs} ms; last: ${JSON.stringify(row)}`);
+    if (!ok)
+      throw new Error(`real fleet: roster row ${key} did not reach the expected shape in ${timeoutMs} ms; last: ${JSON.stringify(row)}`);
     return row;
   }
 
@@ -626,7 +654,9 @@ export class RealFleet {
     try {
       await this.waitForScreen(view.paneId, new RegExp(escapeRe(name)), timeoutMs);
       const cursorOn = (): boolean => {
-        const line = this.capturePaneSafe(view.paneId).split('\n').find((l) => /^\s*❯\s/.test(l) && !/describe a task/.test(l));
+        const line = this.capturePaneSafe(view.paneId)
+          .split('\n')
+          .find((l) => /^\s*❯\s/.test(l) && !/describe a task/.test(l));
         return !!line && line.includes(name);
       };
       for (const key of ['Up', 'Down']) {
@@ -636,9 +666,11 @@ export class RealFleet {
         }
         if (cursorOn()) break;
       }
-      if (!cursorOn()) throw new Error(`real fleet: could not put the agent view's cursor on ${name}; screen:\n${this.capturePaneSafe(view.paneId)}`);
+      if (!cursorOn())
+        throw new Error(`real fleet: could not put the agent view's cursor on ${name}; screen:\n${this.capturePaneSafe(view.paneId)}`);
       this.pressKeys(view.paneId, 'C-t');
-      if (!(await this.waitFor(() => JSON.stringify(this.pins()) !== before, timeoutMs, 50))) throw new Error(`real fleet: ctrl+t did not change pins.json`);
+      if (!(await this.waitFor(() => JSON.stringify(this.pins()) !== before, timeoutMs, 50)))
+        throw new Error(`real fleet: ctrl+t did not change pins.json`);
       return this.pins();
     } finally {
       await view.close();
@@ -648,7 +680,14 @@ export class RealFleet {
   unpin(shortId: string): void {
     const cur = this.pins();
     if (!cur.includes(shortId)) return;
-    writeAtomic(join(this.claudeDir, 'jobs', 'pins.json'), JSON.stringify(cur.filter((x) => x !== shortId), null, 2));
+    writeAtomic(
+      join(this.claudeDir, 'jobs', 'pins.json'),
+      JSON.stringify(
+        cur.filter((x) => x !== shortId),
+        null,
+        2,
+      ),
+    );
     rmSync(join(this.claudeDir, 'jobs', shortId, 'order'), { force: true });
   }
 
@@ -658,20 +697,29 @@ export class RealFleet {
    * `claude --bg <prompt>` (plus `--name <name>` when given and any extra args); resolves once the roster
    * shows the session with a pid.
    */
-  async startBackground(prompt: string, opts: { cwd?: string; name?: string; args?: string[]; timeoutMs?: number } = {}): Promise<BackgroundSession> {
+  async startBackground(
+    prompt: string,
+    opts: { cwd?: string; name?: string; args?: string[]; timeoutMs?: number } = {},
+  ): Promise<BackgroundSession> {
     this.assertLive();
     const cwd = this.cwdFor(opts.cwd);
     const args = ['--bg', ...(opts.name !== undefined ? ['--name', opts.name] : []), ...(opts.args ?? []), prompt];
     const r = await this.claude(args, { cwd, timeoutMs: opts.timeoutMs ?? 60_000 });
     const m = /backgrounded\s+·\s+([0-9a-f]{8})/.exec(r.stdout);
-    if (r.code !== 0 || !m) throw new Error(`real fleet: claude --bg exited ${r.code ?? r.signal}: ${(r.stdout + r.stderr).trim().slice(0, 800)}`);
+    if (r.code !== 0 || !m)
+      throw new Error(`real fleet: claude --bg exited ${r.code ?? r.signal}: ${(r.stdout + r.stderr).trim().slice(0, 800)}`);
     const shortId = m[1];
     let row: RosterRow | undefined;
-    const ok = await this.waitFor(async () => {
-      row = await this.rosterRow(shortId);
-      return typeof row?.pid === 'number';
-    }, opts.timeoutMs ?? 60_000, 150);
-    if (!ok || !row || typeof row.pid !== 'number') throw new Error(`real fleet: background session ${shortId} did not show a pid in the roster`);
+    const ok = await this.waitFor(
+      async () => {
+        row = await this.rosterRow(shortId);
+        return typeof row?.pid === 'number';
+      },
+      opts.timeoutMs ?? 60_000,
+      150,
+    );
+    if (!ok || !row || typeof row.pid !== 'number')
+      throw new Error(`real fleet: background session ${shortId} did not show a pid in the roster`);
     this.seenPids.add(row.pid);
     return { kind: 'background', shortId, sessionId: row.sessionId, pid: row.pid, cwd: row.cwd, name: row.name, output: r.stdout };
   }
@@ -680,7 +728,10 @@ export class RealFleet {
    * The real `claude` in a pane of a new tmux session on the private server (200×50). Resolves once the
    * roster shows it (and, unless waitReady is false, its input box is drawn).
    */
-  async startInteractive(prompt?: string, opts: { cwd?: string; name?: string; args?: string[]; waitReady?: boolean; timeoutMs?: number } = {}): Promise<InteractiveSession> {
+  async startInteractive(
+    prompt?: string,
+    opts: { cwd?: string; name?: string; args?: string[]; waitReady?: boolean; timeoutMs?: number } = {},
+  ): Promise<InteractiveSession> {
     this.assertLive();
     const cwd = this.cwdFor(opts.cwd);
     const tmuxSession = `cc-${++this.seq}-${randomBytes(3).toString('hex')}`;
@@ -690,14 +741,20 @@ export class RealFleet {
     this.seenPids.add(panePid);
     const timeoutMs = opts.timeoutMs ?? 60_000;
     let row: RosterRow | undefined;
-    const ok = await this.waitFor(async () => {
-      if (!pidAlive(panePid)) throw new Error('gone');
-      row = (await this.roster()).find((r) => r.pid === panePid);
-      return !!row;
-    }, timeoutMs, 150);
+    const ok = await this.waitFor(
+      async () => {
+        if (!pidAlive(panePid)) throw new Error('gone');
+        row = (await this.roster()).find((r) => r.pid === panePid);
+        return !!row;
+      },
+      timeoutMs,
+      150,
+    );
     if (!ok || !row) {
       const screen = this.capturePaneSafe(paneId);
-      throw new Error(`real fleet: interactive claude in ${tmuxSession} did not appear in the roster${pidAlive(panePid) ? '' : ' (it exited)'}; screen:\n${screen}`);
+      throw new Error(
+        `real fleet: interactive claude in ${tmuxSession} did not appear in the roster${pidAlive(panePid) ? '' : ' (it exited)'}; screen:\n${screen}`,
+      );
     }
     const s: InteractiveSession = { kind: 'interactive', sessionId: row.sessionId, pid: panePid, paneId, tmuxSession, cwd, name: row.name };
     if (opts.waitReady !== false) await this.waitReady(paneId, timeoutMs);
@@ -707,7 +764,8 @@ export class RealFleet {
   /** Wait until a pane running claude draws its input box (throws at the deadline, with the screen). */
   async waitReady(paneId: string, timeoutMs = 30_000): Promise<void> {
     const ok = await this.waitFor(() => isReadyScreen(this.capturePaneSafe(paneId)), timeoutMs, 100);
-    if (!ok) throw new Error(`real fleet: pane ${paneId} not ready for input after ${timeoutMs} ms; screen:\n${this.capturePaneSafe(paneId)}`);
+    if (!ok)
+      throw new Error(`real fleet: pane ${paneId} not ready for input after ${timeoutMs} ms; screen:\n${this.capturePaneSafe(paneId)}`);
   }
 
   // ---------------------------------------------------------------- tmux
@@ -720,10 +778,27 @@ export class RealFleet {
   }
 
   private newTmuxSession(name: string, cwd: string, argv: string[]): { paneId: string; panePid: number } {
-    const out = this.tmux(['new-session', '-d', '-P', '-F', '#{pane_id} #{pane_pid}', '-s', name, '-x', '200', '-y', '50', '-c', cwd, '--', ...argv]);
+    const out = this.tmux([
+      'new-session',
+      '-d',
+      '-P',
+      '-F',
+      '#{pane_id} #{pane_pid}',
+      '-s',
+      name,
+      '-x',
+      '200',
+      '-y',
+      '50',
+      '-c',
+      cwd,
+      '--',
+      ...argv,
+    ]);
     const [paneId, pid] = out.trim().split(' ');
     const panePid = Number(pid);
-    if (!/^%\d+$/.test(paneId) || !Number.isInteger(panePid)) throw new Error(`real fleet: tmux new-session printed ${JSON.stringify(out)}`);
+    if (!/^%\d+$/.test(paneId) || !Number.isInteger(panePid))
+      throw new Error(`real fleet: tmux new-session printed ${JSON.stringify(out)}`);
     return { paneId, panePid };
   }
 
@@ -776,9 +851,13 @@ export class RealFleet {
     return this.startClient(['attach', idOrName], opts.cwd);
   }
 
-  /** The agent view: `claude agents` with no --json, in its own pane. */
-  agentView(opts: { cwd?: string; args?: string[] } = {}): Promise<ClientHandle> {
-    return this.startClient(['agents', ...(opts.args ?? [])], opts.cwd);
+  /**
+   * The agent view: `claude agents` with no --json, in its own pane. `argv` opens it another way, the whole argv
+   * after the binary: ['--model', 'opus', 'agents'], or [] (a plain `claude`: the agent view once
+   * setGlobalConfig({ defaultToAgentsView: true }), else an interactive session).
+   */
+  agentView(opts: { cwd?: string; args?: string[]; argv?: string[] } = {}): Promise<ClientHandle> {
+    return this.startClient(opts.argv ?? ['agents', ...(opts.args ?? [])], opts.cwd);
   }
 
   /** The clients opened with attach() / agentView() and not closed yet. */
@@ -794,10 +873,15 @@ export class RealFleet {
     this.seenPids.add(panePid);
     let argv: string[] = [];
     // the client process is the pane's process (tmux execs the argv given after --)
-    const ok = await this.waitFor(() => {
-      argv = cmdline(panePid) ?? [];
-      return argv.length > 0 && argv.includes(args[0]);
-    }, 10_000, 50);
+    const ok = await this.waitFor(
+      () => {
+        argv = cmdline(panePid) ?? [];
+        // the binary's own argv (a pane's process shows tmux's until it execs)
+        return argv[0] === this.binary && (args.length === 0 || argv.includes(args[0]));
+      },
+      10_000,
+      50,
+    );
     if (!ok) throw new Error(`real fleet: client ${args.join(' ')} did not start; screen:\n${this.capturePaneSafe(paneId)}`);
     const handle: ClientHandle = {
       pid: panePid,
@@ -834,7 +918,8 @@ export class RealFleet {
     for (const [short, w] of Object.entries<any>(roster?.workers ?? {})) {
       if (typeof w?.pid === 'number') hostOf.set(w.pid, short);
       if (typeof w?.replPid === 'number') replOf.set(w.replPid, short);
-      if (w?.dispatch?.source === 'spare' && /^[0-9a-f]{8}$/.test(short) && !existsSync(join(this.claudeDir, 'jobs', short, 'state.json'))) viewShorts.add(short);
+      if (w?.dispatch?.source === 'spare' && /^[0-9a-f]{8}$/.test(short) && !existsSync(join(this.claudeDir, 'jobs', short, 'state.json')))
+        viewShorts.add(short);
     }
     const procs: FleetProcess[] = [];
     for (const pid of livePids()) {
@@ -895,23 +980,40 @@ export class RealFleet {
   /** RSS of the fleet's processes, grouped as daemon / pty hosts / sessions / warm spare / clients / other. */
   memory(): MemoryReport {
     const g = (): { mb: number; pids: number[] } => ({ mb: 0, pids: [] });
-    const rep: MemoryReport = { daemon: g(), ptyHosts: g(), sessions: g(), spare: g(), clients: g(), viewSessions: g(), other: g(), totalMb: 0, byPid: {} };
+    const rep: MemoryReport = {
+      daemon: g(),
+      ptyHosts: g(),
+      sessions: g(),
+      spare: g(),
+      clients: g(),
+      viewSessions: g(),
+      other: g(),
+      totalMb: 0,
+      byPid: {},
+    };
     for (const p of this.processes()) {
       const mb = p.rssKb / 1024;
       const bucket =
-        p.role === 'daemon' ? rep.daemon
-        : p.role === 'pty-host' ? rep.ptyHosts
-        : p.role === 'session' || p.role === 'interactive' ? rep.sessions
-        : p.role === 'spare' || p.role === 'spare-pty-host' ? rep.spare
-        : p.role === 'attach' || p.role === 'agent-view' ? rep.clients
-        : p.role === 'view-session' || p.role === 'view-pty-host' ? rep.viewSessions
-        : rep.other;
+        p.role === 'daemon'
+          ? rep.daemon
+          : p.role === 'pty-host'
+            ? rep.ptyHosts
+            : p.role === 'session' || p.role === 'interactive'
+              ? rep.sessions
+              : p.role === 'spare' || p.role === 'spare-pty-host'
+                ? rep.spare
+                : p.role === 'attach' || p.role === 'agent-view'
+                  ? rep.clients
+                  : p.role === 'view-session' || p.role === 'view-pty-host'
+                    ? rep.viewSessions
+                    : rep.other;
       bucket.mb += mb;
       bucket.pids.push(p.pid);
       rep.totalMb += mb;
       rep.byPid[p.pid] = { role: p.role, mb: Math.round(mb * 10) / 10 };
     }
-    for (const k of ['daemon', 'ptyHosts', 'sessions', 'spare', 'clients', 'viewSessions', 'other'] as const) rep[k].mb = Math.round(rep[k].mb * 10) / 10;
+    for (const k of ['daemon', 'ptyHosts', 'sessions', 'spare', 'clients', 'viewSessions', 'other'] as const)
+      rep[k].mb = Math.round(rep[k].mb * 10) / 10;
     rep.totalMb = Math.round(rep.totalMb * 10) / 10;
     return rep;
   }
@@ -959,14 +1061,16 @@ export class RealFleet {
     // the Bash tool's output folders for our cwds: /tmp/claude-<uid>/<slug of cwd>
     try {
       const prefix = slugOf(this.root);
-      for (const n of readdirSync(join('/tmp', `claude-${uid}`))) if (n.startsWith(prefix)) rmSync(join('/tmp', `claude-${uid}`, n), { recursive: true, force: true });
+      for (const n of readdirSync(join('/tmp', `claude-${uid}`)))
+        if (n.startsWith(prefix)) rmSync(join('/tmp', `claude-${uid}`, n), { recursive: true, force: true });
     } catch {
       /* none */
     }
     rmSync(join(process.env.TMUX_TMPDIR || '/tmp', `tmux-${uid}`, this.tmuxSocket), { force: true });
     rmSync(this.root, { recursive: true, force: true });
     left = this.processesAfterDestroy();
-    if (left.length) throw new Error(`real fleet: processes left after destroy: ${left.map((p) => `${p.pid} ${p.argv.join(' ')}`).join('; ')}`);
+    if (left.length)
+      throw new Error(`real fleet: processes left after destroy: ${left.map((p) => `${p.pid} ${p.argv.join(' ')}`).join('; ')}`);
   }
 
   /** After destroy: anything still carrying our HOME (should be nothing). */

@@ -5,8 +5,10 @@ import type { Config } from '../config.js';
 import { gatherFleet, type FleetSnapshot } from '../evidence/fleet.js';
 import { parseStat } from '../evidence/proc.js';
 import { expireFactsReader } from '../store/expire-state.js';
+import { memAvailable } from '../evidence/meminfo.js';
 import { countCap, holdsSlot, type CapCount } from './cap.js';
 import type { AdmitStore, Lease } from './admit-store.js';
+import { memoryFacts, type MemoryFacts } from './memory.js';
 
 // ------------------------------------------------------------------ which leases a snapshot shows
 
@@ -61,6 +63,8 @@ export interface Look {
   count: CapCount;
   leases: Lease[];
   shown: Set<string>;
+  /** MemAvailable, the floor and a typical session: what admission by memory weighs (memory.ts). */
+  memory: MemoryFacts;
 }
 
 /** The leases a snapshot shows (their sessions are on the roster, so counted already as rows). */
@@ -69,10 +73,17 @@ export function shownBy(snap: FleetSnapshot, leases: Lease[]): Set<string> {
   return leasesShown(leases, pids, procAncestry);
 }
 
-/** One sweep (no RSS unless asked: the count is what matters) and the leases it does not show. */
-export async function look(config: Config, store: AdmitStore, o: { now?: () => number; rss?: boolean } = {}): Promise<Look> {
-  const snap = await gatherFleet(config, { roster: 'cli', rss: o.rss ?? false, expireFacts: expireFactsReader(config.stateDir) });
+/** The memory figures of a snapshot: MemAvailable from config.meminfoPath, the live sessions' RSS. */
+export function memoryOf(config: Config, snap: FleetSnapshot): MemoryFacts {
+  const rss = snap.sessions.filter((s) => holdsSlot(s) && s.live !== false).map((s) => s.rssBytes);
+  return memoryFacts(config, config.memoryFloorMB === null ? null : memAvailable(config.meminfoPath), rss);
+}
+
+/** One sweep (RSS read only when a memory floor is set: it measures a typical session) and the leases it does not show. */
+export async function look(config: Config, store: AdmitStore, o: { now?: () => number } = {}): Promise<Look> {
+  const rss = config.memoryFloorMB !== null;
+  const snap = await gatherFleet(config, { roster: 'cli', rss, expireFacts: expireFactsReader(config.stateDir) });
   const count = countCap(snap, config.cap);
   const leases = await store.leases((o.now ?? Date.now)());
-  return { snap, count, leases, shown: shownBy(snap, leases) };
+  return { snap, count, leases, shown: shownBy(snap, leases), memory: memoryOf(config, snap) };
 }

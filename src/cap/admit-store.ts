@@ -48,12 +48,13 @@ for _, t in ipairs(dead) do redis.call('ZREM', KEYS[4], t); redis.call('ZREM', K
 /**
  * Check and lease in one step. KEYS: leases, info, queue, beats.
  * ARGV: now, live (from the caller's snapshot), ceiling, lease id, lease expiry, ticket ('' = no --wait),
- * lease info JSON, key ttl (ms), then the ids of leases the caller's snapshot shows (not counted again).
- * Returns { granted: 1 | 0 | -1 (ticket lost), counted, ahead }.
+ * lease info JSON, key ttl (ms), memory room ('' = no limit: the starts memory admits, memory.ts), then the
+ * ids of leases the caller's snapshot shows (not counted again).
+ * Returns { granted: 1 | 0 | -1 (ticket lost), counted, ahead, held (leases not shown: starts in flight) }.
  */
 const TAKE = `${PRUNE}
 local shown = {}
-for i = 9, #ARGV do shown[ARGV[i]] = true end
+for i = 10, #ARGV do shown[ARGV[i]] = true end
 local held = 0
 for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
   if not shown[id] then held = held + 1 end
@@ -61,22 +62,23 @@ end
 local counted = tonumber(ARGV[2]) + held
 local ceiling = tonumber(ARGV[3])
 local ticket = ARGV[6]
+local room = tonumber(ARGV[9])
 local ahead
 if ticket ~= '' then
   local rank = redis.call('ZRANK', KEYS[3], ticket)
-  if not rank then return {-1, counted, 0} end
+  if not rank then return {-1, counted, 0, held} end
   ahead = rank
-  if ahead > 0 or counted >= ceiling then return {0, counted, ahead} end
+  if ahead > 0 or counted >= ceiling or (room and held >= room) then return {0, counted, ahead, held} end
 else
   ahead = redis.call('ZCARD', KEYS[3])
-  if counted + ahead >= ceiling then return {0, counted, ahead} end
+  if counted + ahead >= ceiling or (room and held + ahead >= room) then return {0, counted, ahead, held} end
 end
 redis.call('ZADD', KEYS[1], ARGV[5], ARGV[4])
 redis.call('HSET', KEYS[2], ARGV[4], ARGV[7])
 redis.call('PEXPIRE', KEYS[1], ARGV[8])
 redis.call('PEXPIRE', KEYS[2], ARGV[8])
 if ticket ~= '' then redis.call('ZREM', KEYS[3], ticket); redis.call('ZREM', KEYS[4], ticket) end
-return {1, counted + 1, ahead}
+return {1, counted + 1, ahead, held}
 `;
 
 /** KEYS: leases, info, queue, beats, seq. ARGV: now, ticket, seq ('' = next), beat expiry, key ttl. Returns the seq. */
@@ -124,6 +126,8 @@ export interface Take {
   counted: number;
   /** Queued tickets ahead (with a ticket), or all queued (without). */
   ahead: number;
+  /** Leases the caller's snapshot does not show: starts in flight, not yet on the roster (before this one). */
+  held: number;
   leaseId: string;
 }
 
@@ -151,17 +155,43 @@ export class AdmitStore {
     return [this.keys.leases, this.keys.info, this.keys.queue, this.keys.beats];
   }
 
-  async take(o: { now: number; live: number; ceiling: number; leaseMs: number; ticket: string | null; shown: Iterable<string> }): Promise<Take> {
+  async take(o: {
+    now: number;
+    live: number;
+    ceiling: number;
+    leaseMs: number;
+    ticket: string | null;
+    shown: Iterable<string>;
+    /** How many starts memory admits (memoryRoom); null or absent = no memory limit. */
+    memoryRoom?: number | null;
+  }): Promise<Take> {
     const leaseId = `${o.now}-${randomBytes(6).toString('hex')}`;
     const info = JSON.stringify({ at: o.now, by: `${hostname()}:${process.pid}` });
     const ttl = String(Math.max(o.leaseMs * 2, 60_000));
-    const r = (await this.redis.eval(TAKE, 4, ...this.k4, String(o.now), String(o.live), String(o.ceiling), leaseId, String(o.now + o.leaseMs), o.ticket ?? '', info, ttl, ...o.shown)) as number[];
-    return { granted: r[0] === 1, lost: r[0] === -1, counted: Number(r[1]), ahead: Number(r[2]), leaseId };
+    const r = (await this.redis.eval(
+      TAKE,
+      4,
+      ...this.k4,
+      String(o.now),
+      String(o.live),
+      String(o.ceiling),
+      leaseId,
+      String(o.now + o.leaseMs),
+      o.ticket ?? '',
+      info,
+      ttl,
+      o.memoryRoom === null || o.memoryRoom === undefined ? '' : String(o.memoryRoom),
+      ...o.shown,
+    )) as number[];
+    return { granted: r[0] === 1, lost: r[0] === -1, counted: Number(r[1]), ahead: Number(r[2]), held: Number(r[3] ?? 0), leaseId };
   }
 
   /** Leases held now (not yet expired), with what is known of their commands. Read-only. */
   async leases(now: number): Promise<Lease[]> {
-    const [ids, info] = await Promise.all([this.redis.zrangebyscore(this.keys.leases, `(${now}`, '+inf', 'WITHSCORES'), this.redis.hgetall(this.keys.info)]);
+    const [ids, info] = await Promise.all([
+      this.redis.zrangebyscore(this.keys.leases, `(${now}`, '+inf', 'WITHSCORES'),
+      this.redis.hgetall(this.keys.info),
+    ]);
     const out: Lease[] = [];
     for (let i = 0; i < ids.length; i += 2) {
       const id = ids[i];
@@ -178,7 +208,14 @@ export class AdmitStore {
 
   /** Record the started command's pid on its lease, so a snapshot can recognise the session it became. */
   async bind(leaseId: string, pid: number, startMs: number | null, at: number): Promise<void> {
-    await this.redis.eval(BIND, 2, this.keys.leases, this.keys.info, leaseId, JSON.stringify({ at, pid, startMs, by: `${hostname()}:${process.pid}` }));
+    await this.redis.eval(
+      BIND,
+      2,
+      this.keys.leases,
+      this.keys.info,
+      leaseId,
+      JSON.stringify({ at, pid, startMs, by: `${hostname()}:${process.pid}` }),
+    );
   }
 
   /** Give a lease back (the command could not be started at all). */
@@ -188,7 +225,19 @@ export class AdmitStore {
 
   async join(ticket: string, seq: number | null, now: number, beatMs: number): Promise<number> {
     const ttl = String(Math.max(beatMs * 4, 60_000));
-    return Number(await this.redis.eval(JOIN, 5, ...this.k4, this.keys.seq, String(now), ticket, seq === null ? '' : String(seq), String(now + beatMs), ttl));
+    return Number(
+      await this.redis.eval(
+        JOIN,
+        5,
+        ...this.k4,
+        this.keys.seq,
+        String(now),
+        ticket,
+        seq === null ? '' : String(seq),
+        String(now + beatMs),
+        ttl,
+      ),
+    );
   }
 
   /** The ticket's place (0 = head), renewing its heartbeat when beatMs is given; null when not queued. */

@@ -63,7 +63,8 @@ export function countCap(snap: Pick<FleetSnapshot, 'sessions'>, ceiling: number)
     if (s.live === null) out.liveUnknown++;
     const leaving = leavingOf(s);
     if (leaving) out.leaving.push(leaving);
-    if (laneOf(s) === 'awaiting-human') out.awaitingHuman.push({ id: s.id, label: s.label, sessionId: s.sessionId, taskId: s.taskId, rssBytes: s.rssBytes });
+    if (laneOf(s) === 'awaiting-human')
+      out.awaitingHuman.push({ id: s.id, label: s.label, sessionId: s.sessionId, taskId: s.taskId, rssBytes: s.rssBytes });
   }
   return out;
 }

@@ -11,6 +11,7 @@ import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
 import { run } from '../run.js';
 import { tmuxArgv } from '../evidence/tmux.js';
+import { errorMessage } from '../errors.js';
 
 export interface ReapPane {
   sessionId: string; // "$3"
@@ -55,7 +56,13 @@ export function parseReapPanes(stdout: string): ReapPane[] {
     const [sessionId, paneId, dead, deadTime, ...name] = line.split(SEP);
     if (!SESSION_ID.test(sessionId ?? '') || !/^%\d+$/.test(paneId ?? '')) continue;
     const t = Number(deadTime);
-    out.push({ sessionId, paneId, dead: dead === '1', deadTime: deadTime && Number.isFinite(t) && t > 0 ? t * 1000 : null, sessionName: name.join(SEP) });
+    out.push({
+      sessionId,
+      paneId,
+      dead: dead === '1',
+      deadTime: deadTime && Number.isFinite(t) && t > 0 ? t * 1000 : null,
+      sessionName: name.join(SEP),
+    });
   }
   return out;
 }
@@ -100,10 +107,21 @@ export function allDeadFormat(before: number): string {
 export function reapArgv(socket: string | null, sessionId: string, before: number): string[] {
   if (!SESSION_ID.test(sessionId)) throw new Error(`refusing tmux target ${JSON.stringify(sessionId)}: not a session id`);
   // The branches are tmux commands (parsed by tmux, not sh); the id is single-quoted so tmux expands nothing in it.
-  return tmuxArgv(socket, 'if-shell', '-F', '-t', sessionId, allDeadFormat(before), `kill-session -t '${sessionId}'`, 'display-message -p kept');
+  return tmuxArgv(
+    socket,
+    'if-shell',
+    '-F',
+    '-t',
+    sessionId,
+    allDeadFormat(before),
+    `kill-session -t '${sessionId}'`,
+    'display-message -p kept',
+  );
 }
 
-export async function listReapPanes(config: Pick<Config, 'fleet' | 'probeTimeout'>): Promise<{ ok: true; panes: ReapPane[] } | { ok: false; error: string }> {
+export async function listReapPanes(
+  config: Pick<Config, 'fleet' | 'probeTimeout'>,
+): Promise<{ ok: true; panes: ReapPane[] } | { ok: false; error: string }> {
   const r = await run(tmuxArgv(config.fleet.tmuxSocket, 'list-panes', '-a', '-F', LIST_FORMAT), { timeoutMs: config.probeTimeout });
   if (r.ok) return { ok: true, panes: parseReapPanes(r.stdout) };
   if (/no server running|error connecting to|failed to connect/i.test(r.stderr) && !r.timedOut) return { ok: true, panes: [] };
@@ -111,7 +129,10 @@ export async function listReapPanes(config: Pick<Config, 'fleet' | 'probeTimeout
 }
 
 /** One reap pass. Never throws: a failure is in the result (it runs inside the expire scan too). */
-export async function runReap(config: Pick<Config, 'fleet' | 'probeTimeout' | 'windows'>, o: { dryRun?: boolean; now?: () => number; log?: Logger } = {}): Promise<ReapResult> {
+export async function runReap(
+  config: Pick<Config, 'fleet' | 'probeTimeout' | 'windows'>,
+  o: { dryRun?: boolean; now?: () => number; log?: Logger } = {},
+): Promise<ReapResult> {
   const now = o.now ?? Date.now;
   try {
     const listed = await listReapPanes(config);
@@ -128,18 +149,26 @@ export async function runReap(config: Pick<Config, 'fleet' | 'probeTimeout' | 'w
         lines.push({ ...base, action: 'would-remove' });
         continue;
       }
-      const r = await run(reapArgv(config.fleet.tmuxSocket, c.sessionId, deadBefore(now(), config.windows.reapAfter)), { timeoutMs: config.probeTimeout });
+      const r = await run(reapArgv(config.fleet.tmuxSocket, c.sessionId, deadBefore(now(), config.windows.reapAfter)), {
+        timeoutMs: config.probeTimeout,
+      });
       if (r.ok && !/\bkept\b/.test(r.stdout)) lines.push({ ...base, action: 'removed' });
-      else if (r.ok) lines.push({ ...base, action: 'kept' }); // a pane came back (respawned) or was added since the listing
-      else if (/can't find session|no server running|error connecting to|failed to connect/i.test(r.stderr) && !r.timedOut) continue; // gone meanwhile
+      else if (r.ok)
+        lines.push({ ...base, action: 'kept' }); // a pane came back (respawned) or was added since the listing
+      else if (/can't find session|no server running|error connecting to|failed to connect/i.test(r.stderr) && !r.timedOut)
+        continue; // gone meanwhile
       else lines.push({ ...base, action: 'failed', error: `${r.error}${r.stderr.trim() ? ` (${r.stderr.trim()})` : ''}` });
     }
     for (const l of lines) {
-      if (l.action === 'removed') o.log?.info({ event: 'reap:removed', ...l }, `reap: removed tmux session ${l.sessionId} (${l.sessionName}), all ${l.panes} panes dead`);
+      if (l.action === 'removed')
+        o.log?.info(
+          { event: 'reap:removed', ...l },
+          `reap: removed tmux session ${l.sessionId} (${l.sessionName}), all ${l.panes} panes dead`,
+        );
       if (l.action === 'failed') o.log?.warn({ event: 'reap:failed', ...l }, `reap: could not remove ${l.sessionId}: ${l.error}`);
     }
     return { ok: lines.every((l) => l.action !== 'failed'), lines };
-  } catch (err: any) {
-    return { ok: false, error: err?.message ?? String(err), lines: [] };
+  } catch (err) {
+    return { ok: false, error: errorMessage(err), lines: [] };
   }
 }

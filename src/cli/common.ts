@@ -4,6 +4,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Writable } from 'node:stream';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
+import { errorCode, errorMessage } from '../errors.js';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, protected: 3, capReached: 75 } as const;
 
@@ -37,15 +38,19 @@ export function closedPipeSafe(stdout: NodeJS.WritableStream, stderr: NodeJS.Wri
     return (s: string) => {
       if (closed) return;
       try {
-        stream.write(s + '\n');
-      } catch (err: any) {
-        if (err?.code !== 'EPIPE' && err?.code !== 'ERR_STREAM_DESTROYED') throw err;
+        stream.write(`${s}\n`);
+      } catch (err) {
+        if (errorCode(err) !== 'EPIPE' && errorCode(err) !== 'ERR_STREAM_DESTROYED') throw err;
         closed = true;
       }
     };
   };
   return { out: guard(stdout), err: guard(stderr) };
 }
+
+/** A verb's parsed options (parseArgs' values, typed by each verb's `options`, which one shared type cannot carry). */
+// biome-ignore lint/suspicious/noExplicitAny: parseArgs types each verb's values by its own options; one Command type for every verb cannot
+export type Values = Record<string, any>;
 
 export interface Command {
   name: string;
@@ -55,7 +60,7 @@ export interface Command {
   allowPositionals?: boolean;
   /** What follows `--` is a command to run (admit), kept apart as `rest`; for every other verb it is more positionals. */
   takesCommand?: boolean;
-  run(args: { values: Record<string, any>; positionals: string[]; rest: string[] }, io: Io): Promise<number>;
+  run(args: { values: Values; positionals: string[]; rest: string[] }, io: Io): Promise<number>;
 }
 
 export const GLOBAL_OPTIONS = {
@@ -67,7 +72,7 @@ export function parse(cmd: Command, argv: string[]) {
   const dd = argv.indexOf('--');
   const mine = dd >= 0 ? argv.slice(0, dd) : argv;
   const rest = dd >= 0 ? argv.slice(dd + 1) : [];
-  let parsed: { values: Record<string, any>; positionals: string[] };
+  let parsed: { values: Values; positionals: string[] };
   try {
     const { values, positionals } = parseArgs({
       args: mine,
@@ -75,18 +80,21 @@ export function parse(cmd: Command, argv: string[]) {
       allowPositionals: cmd.allowPositionals ?? false,
       strict: true,
     });
-    parsed = { values: values as Record<string, any>, positionals };
-  } catch (err: any) {
-    const msg = String(err.message).replace(/^TypeError \[[A-Z_]+\]: /, '').replace(/\. To specify a positional argument.*$/s, '');
+    parsed = { values: values as Values, positionals };
+  } catch (err) {
+    const msg = errorMessage(err)
+      .replace(/^TypeError \[[A-Z_]+\]: /, '')
+      .replace(/\. To specify a positional argument.*$/s, '');
     throw new UsageError(`${msg}\n\n${cmd.usage}`);
   }
   if (cmd.takesCommand) return { ...parsed, rest };
   // `verdict -- -h`: after "--" an id that looks like an option is still an id, never a flag
-  if (rest.length && !cmd.allowPositionals) throw new UsageError(`takes no arguments (found ${JSON.stringify(rest.join(' '))} after "--")\n\n${cmd.usage}`);
+  if (rest.length && !cmd.allowPositionals)
+    throw new UsageError(`takes no arguments (found ${JSON.stringify(rest.join(' '))} after "--")\n\n${cmd.usage}`);
   return { ...parsed, positionals: [...parsed.positionals, ...rest], rest: [] as string[] };
 }
 
-export function config(values: Record<string, any>, io: Io): Config {
+export function config(values: Values, io: Io): Config {
   return loadConfig({ file: values.config, cwd: io.cwd, env: io.env });
 }
 

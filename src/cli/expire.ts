@@ -1,4 +1,5 @@
 import { createDeps, closeProducers } from '../pipeline/deps.js';
+import { redisForCommand, redisOrWhyNot } from '../redis/target.js';
 import { runExpireScan } from '../pipeline/expire.js';
 import { formatDuration } from '../duration.js';
 import { EXIT, config, plainLogger, type Command } from './common.js';
@@ -17,7 +18,8 @@ maxExitRequests; --verbose also the spared (with their reasons) and those betwee
 Exit codes: 0 done, 1 the roster probe failed (nothing expires), 2 bad usage or config.`,
   options: { 'dry-run': { type: 'boolean' }, verbose: { type: 'boolean' }, json: { type: 'boolean' } },
   async run({ values }, io) {
-    const cfg = config(values, io);
+    // the Redis `sunset up` runs on, its private one too; a dry run queues nothing, so it runs without an `up`
+    const cfg = values['dry-run'] ? (await redisOrWhyNot(config(values, io))).config : await redisForCommand(config(values, io));
     // the pipeline's warnings as sentences; the roster's failure is said below, once
     const deps = createDeps(cfg, { log: plainLogger(io, 'expire', { said: ['expire:roster-failed'] }) });
     try {
@@ -27,7 +29,9 @@ Exit codes: 0 done, 1 the roster probe failed (nothing expires), 2 bad usage or 
         if (!r.ok) io.err(`sunset expire: roster failed, nothing expires: ${r.error}`);
         for (const l of r.lines) {
           if ((l.action === 'spared' || l.action === 'waiting') && !values.verbose) continue;
-          io.out(`${l.action.padEnd(14)} ${l.label.padEnd(10)} silent ${formatDuration(l.silenceMs)}${l.n ? `  request ${l.n}/${cfg.maxExitRequests}` : ''}${l.reasons?.length ? `  (${l.reasons.join(', ')})` : ''}`);
+          io.out(
+            `${l.action.padEnd(14)} ${l.label.padEnd(10)} silent ${formatDuration(l.silenceMs)}${l.n ? `  request ${l.n}/${cfg.maxExitRequests}` : ''}${l.reasons?.length ? `  (${l.reasons.join(', ')})` : ''}`,
+          );
         }
       }
       return r.ok ? EXIT.ok : EXIT.failure;

@@ -2,10 +2,22 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { hookCommand, hookEventScript, hooksDir, installHooks, removeHooks, installedSunsetHooks, hookFacts, SettingsError, HOOK_MARKER, type EditResult } from '../evidence/hooks.js';
+import {
+  hookCommand,
+  hookEventScript,
+  hooksDir,
+  installHooks,
+  removeHooks,
+  installedSunsetHooks,
+  hookFacts,
+  SettingsError,
+  HOOK_MARKER,
+  type EditResult,
+} from '../evidence/hooks.js';
 import { listHookFiles, type HookState } from '../evidence/hook-events.js';
 import { formatDuration } from '../duration.js';
 import { EXIT, UsageError, config, type Command } from './common.js';
+import { errorCode, errorMessage } from '../errors.js';
 
 const USAGE = `usage: sunset hooks install [--dry-run] [--settings FILE] [--config FILE]
        sunset hooks remove  [--dry-run] [--settings FILE] [--config FILE]
@@ -34,10 +46,13 @@ export const hooksCommand: Command = {
   allowPositionals: true,
   async run({ values, positionals }, io) {
     const [action, ...extra] = positionals;
-    if (!action || extra.length || !['install', 'remove', 'status'].includes(action)) throw new UsageError(`hooks takes one of install, remove, status\n\n${USAGE}`);
+    if (!action || extra.length || !['install', 'remove', 'status'].includes(action))
+      throw new UsageError(`hooks takes one of install, remove, status\n\n${USAGE}`);
     const cfg = config(values, io);
     // the settings file of the Claude Code sunset watches: fleet.claudeDir's, else ~/.claude's
-    const file = values.settings ? resolve(io.cwd, values.settings) : join(cfg.fleet.claudeDir ?? join(homedir(), '.claude'), 'settings.json');
+    const file = values.settings
+      ? resolve(io.cwd, values.settings)
+      : join(cfg.fleet.claudeDir ?? join(homedir(), '.claude'), 'settings.json');
     const dir = hooksDir(cfg);
     const dryRun = Boolean(values['dry-run']);
     try {
@@ -51,7 +66,8 @@ export const hooksCommand: Command = {
         const command = hookCommand(dir);
         const r = installHooks(file, command, { dryRun });
         io.out(describe(r, 'install', dryRun));
-        if (r.changed || dryRun) io.out(`  each runs: ${command}\n  hook evidence: ${dir} (counts for ${formatDuration(cfg.hooks.freshFor)} after each event)`);
+        if (r.changed || dryRun)
+          io.out(`  each runs: ${command}\n  hook evidence: ${dir} (counts for ${formatDuration(cfg.hooks.freshFor)} after each event)`);
         if (r.changed && !dryRun) io.out('Claude Code reads hooks when a session starts: running sessions pick them up when they restart.');
         return EXIT.ok;
       }
@@ -70,9 +86,16 @@ export const hooksCommand: Command = {
 
 function describe(r: EditResult, action: 'install' | 'remove', dryRun: boolean): string {
   const lines: string[] = [];
-  if (!r.changed) lines.push(action === 'install' ? `sunset's hooks are already installed in ${r.file}: nothing to do` : `${r.file} holds no sunset hooks: nothing to do`);
+  if (!r.changed)
+    lines.push(
+      action === 'install'
+        ? `sunset's hooks are already installed in ${r.file}: nothing to do`
+        : `${r.file} holds no sunset hooks: nothing to do`,
+    );
   else if (dryRun) {
-    lines.push(`dry run: would ${action === 'install' ? `install ${r.hooks.length} hooks in` : `remove ${r.removed} hooks from`} ${r.file}; nothing written. The file would read:`);
+    lines.push(
+      `dry run: would ${action === 'install' ? `install ${r.hooks.length} hooks in` : `remove ${r.removed} hooks from`} ${r.file}; nothing written. The file would read:`,
+    );
     lines.push(r.text.trimEnd());
   } else if (action === 'install') lines.push(`installed ${r.hooks.length} hooks in ${r.file}: ${r.hooks.join(', ')}`);
   else lines.push(`removed ${r.removed} sunset hooks from ${r.file}; every other hook is kept`);
@@ -85,8 +108,8 @@ function status(file: string, dir: string, freshFor: number, json: boolean, io: 
   let settingsError: string | null = null;
   try {
     installed = installedSunsetHooks(JSON.parse(readFileSync(file, 'utf8')));
-  } catch (err: any) {
-    settingsError = err.code === 'ENOENT' ? 'missing' : String(err.message ?? err);
+  } catch (err) {
+    settingsError = errorCode(err) === 'ENOENT' ? 'missing' : String(errorMessage(err) ?? err);
   }
   const names = listHookFiles(dir);
   const now = Date.now();
@@ -110,13 +133,31 @@ function status(file: string, dir: string, freshFor: number, json: boolean, io: 
   } catch {
     lastError = null;
   }
-  const out = { settings: file, settingsError, installed, dir, sessions: names?.size ?? 0, fresh, freshStates: states, freshFor, lastError };
+  const out = {
+    settings: file,
+    settingsError,
+    installed,
+    dir,
+    sessions: names?.size ?? 0,
+    fresh,
+    freshStates: states,
+    freshFor,
+    lastError,
+  };
   if (json) io.out(JSON.stringify(out, null, 2));
   else {
     io.out(`settings: ${file}${settingsError ? ` (${settingsError})` : ''}`);
     io.out(`  sunset hooks: ${installed.length ? installed.join(', ') : 'none installed'}`);
     io.out(`hook evidence: ${dir}${names ? '' : ' (no folder yet)'}`);
-    io.out(`  sessions that have reported: ${out.sessions}; within ${formatDuration(freshFor)}: ${fresh}${fresh ? ` (${Object.entries(states).map(([s, n]) => `${n} ${s}`).join(', ')})` : ''}`);
+    io.out(
+      `  sessions that have reported: ${out.sessions}; within ${formatDuration(freshFor)}: ${fresh}${
+        fresh
+          ? ` (${Object.entries(states)
+              .map(([s, n]) => `${n} ${s}`)
+              .join(', ')})`
+          : ''
+      }`,
+    );
     if (lastError) io.out(`  last hook-event error: ${lastError}`);
   }
   return EXIT.ok;

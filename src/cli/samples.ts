@@ -43,7 +43,8 @@ Exit codes: 0 = printed, 1 = --take found the roster probe failing, 2 = bad usag
     if (values.svg) io.out(samplesChartSvg(chosen));
     else {
       const sum = summariseSamples(chosen);
-      if (values.json) io.out(JSON.stringify({ host: cfg.host, since: sinceMs === null ? null : new Date(now - sinceMs).toISOString(), ...sum }, null, 2));
+      if (values.json)
+        io.out(JSON.stringify({ host: cfg.host, since: sinceMs === null ? null : new Date(now - sinceMs).toISOString(), ...sum }, null, 2));
       else io.out(formatSummary(sum, cfg.host, values.since ?? null, chosen));
     }
     return code;
@@ -59,11 +60,15 @@ export function formatSummary(s: SamplesSummary, host: string, since: string | n
     out.push('no samples yet: `sunset up` (the producers) takes one every windows.sampleEvery; `sunset samples --take` takes one now');
     return out.join('\n');
   }
-  out.push(`samples: ${s.count}${s.failed ? ` (${s.failed} with a failed roster, left out below)` : ''}, ${when(s.span.from)} → ${when(s.span.to)} UTC (${formatDuration(s.span.ms)})`);
+  out.push(
+    `samples: ${s.count}${s.failed ? ` (${s.failed} with a failed roster, left out below)` : ''}, ${when(s.span.from)} → ${when(s.span.to)} UTC (${formatDuration(s.span.ms)})`,
+  );
   out.push(`live sessions: min ${s.live.min ?? '-'}, median ${s.live.median ?? '-'}, max ${s.live.max ?? '-'}`);
   out.push(`memory peak: ${formatBytes(s.rss.peakBytes)} at ${when(s.rss.peakAt)} UTC`);
   out.push(`  each lane's peak: ${LANES.map((l) => `${l} ${formatBytes(s.rss.peakByLane[l])}`).join(', ')}`);
-  out.push(`longest transcript silence seen: ${s.longestSilence.ms === null ? 'unknown' : formatDuration(s.longestSilence.ms)}${s.longestSilence.sessionId ? ` (session ${s.longestSilence.sessionId}, ${when(s.longestSilence.at)} UTC)` : ''}`);
+  out.push(
+    `longest transcript silence seen: ${s.longestSilence.ms === null ? 'unknown' : formatDuration(s.longestSilence.ms)}${s.longestSilence.sessionId ? ` (session ${s.longestSilence.sessionId}, ${when(s.longestSilence.at)} UTC)` : ''}`,
+  );
   const ok = s.count - s.failed;
   out.push(
     `idle ≥ 48 h: ${s.idle48h.samples} of ${ok} samples had a live session silent 48 h or more` +

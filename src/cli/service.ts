@@ -3,11 +3,14 @@
 // ready for ~/.config/systemd/user/sunset.service (--output writes it there only when all is well).
 // docs/operations.md explains each line.
 import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../config.js';
 import { EXIT, UsageError, type Command } from './common.js';
+import { STOP_BOUND_MS } from '../stop-signals.js';
 import { writeFileAtomicSync } from '../store/atomic-file.js';
+import { packageInfo } from './version.js';
+import { errorMessage } from '../errors.js';
 
 /**
  * What the `sunset` command's shebang gives node (src/cli.ts line 1; test/service.test.ts holds the two together):
@@ -27,6 +30,10 @@ export const NODE_ENV: readonly string[] = ['MALLOC_ARENA_MAX=2'];
 export interface UnitInput {
   node: string;
   cli: string;
+  /** The package the cli belongs to: a checkout, or where npm installed it (its docs/ ship with it). */
+  root: string;
+  /** Is pino-pretty there (a checkout's dev dependency)? An installed sunset has only its runtime ones. */
+  prettyInstalled: boolean;
   /** The config file, absolute; null runs on the defaults (and ./sunset.config.json is not looked for). */
   configFile: string | null;
   /**
@@ -37,7 +44,7 @@ export interface UnitInput {
   path: string | undefined;
   /** $REDIS_URL as sunset was run with it: it overrides redisUrl, so the unit keeps it. */
   redisUrl?: string;
-  /** Seconds systemd waits for a clean stop: an exit job in flight may be confirming for exitConfirm. */
+  /** Seconds systemd waits for a clean stop (sunset's own bound, STOP_BOUND_MS, and a margin). */
   stopTimeoutS: number;
   description?: string;
 }
@@ -55,17 +62,19 @@ export function systemdWord(w: string, o: { exec?: boolean } = { exec: true }): 
 /** The unit's text. Pure, for tests. */
 export function systemdUnit(u: UnitInput): string {
   // the node options the `sunset` command runs with (its shebang, src/cli.ts): a small young generation
-  const exec = [u.node, ...NODE_OPTIONS, u.cli, 'up', ...(u.configFile ? ['--config', u.configFile] : [])].map((w) => systemdWord(w)).join(' ');
+  const exec = [u.node, ...NODE_OPTIONS, u.cli, 'up', ...(u.configFile ? ['--config', u.configFile] : [])]
+    .map((w) => systemdWord(w))
+    .join(' ');
   return `# sunset — lets finished agent sessions leave by their own exit path (docs/operations.md)
 # Install:  sunset service print --config FILE --output ~/.config/systemd/user/sunset.service
 #           systemctl --user daemon-reload && systemctl --user enable --now sunset
 #           loginctl enable-linger "$USER"    # keep it running while you are logged out
-# Redis must be up at the config's redisUrl (REDIS_URL below, when set). A user unit cannot be ordered
-# after a system service such as redis-server.service; none is needed: sunset waits out a Redis that is
-# not there yet, or goes away, and carries on when it answers.
+# A Redis the config names (redisUrl, or REDIS_URL below when set) need not be up first: a user unit cannot
+# be ordered after a system service such as redis-server.service, and none is needed: sunset waits out a
+# Redis that is not there yet, or goes away. With none named, sunset runs its own (docs/operations.md#redis).
 [Unit]
 Description=${u.description ?? 'sunset: finished Claude Code sessions leave by their own exit path'}
-Documentation=file://${resolve(u.cli, '..', '..', '..', 'docs', 'operations.md')}
+Documentation=file://${join(u.root, 'docs', 'operations.md')}
 
 [Service]
 Type=simple
@@ -79,8 +88,10 @@ RestartSec=5
 # exits. "process", not the default control-group: should a claude CLI that sunset runs ever leave a
 # helper behind in this unit's cgroup, stopping sunset must not end it, nor any session it serves.
 KillMode=process
+# sunset stops within ${STOP_BOUND_MS / 1000} s of the stop signal, whatever Redis does; an exit job still confirming
+# then is taken up by the next start (its call is in the exit ledger)
 TimeoutStopSec=${u.stopTimeoutS}
-# Logs are JSON lines: journalctl --user -u sunset -o cat | (cd ${resolve(u.cli, '..', '..', '..')} && npx --no-install pino-pretty)
+# Logs are JSON lines: journalctl --user -u sunset -o cat | ${u.prettyInstalled ? `(cd ${u.root} && npx --no-install pino-pretty)` : 'npx --yes pino-pretty   # npx fetches it: not installed with sunset'}
 StandardError=journal
 
 [Install]
@@ -93,14 +104,14 @@ const PATH_KEYS = ['stateDir', 'fleet.tasksDir', 'fleet.inboxDir', 'fleet.projec
 
 /** The config's relative paths (neither absolute nor ~): they resolve from the working directory. */
 function relativePaths(file: string): string[] {
-  let raw: any;
+  let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch {
     return [];
   }
   return PATH_KEYS.filter((k) => {
-    const v = k.split('.').reduce((o, p) => (o && typeof o === 'object' ? o[p] : undefined), raw);
+    const v = k.split('.').reduce((o: unknown, p) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[p] : undefined), raw);
     return typeof v === 'string' && !isAbsolute(v) && !v.startsWith('~');
   });
 }
@@ -152,23 +163,40 @@ Exit codes: 0 printed or written, 1 FILE could not be written, 2 bad usage or co
     const named = values.config ?? io.env.SUNSET_CONFIG;
     const implicit = resolve(io.cwd, 'sunset.config.json');
     const configFile = named ? resolve(io.cwd, named) : existsSync(implicit) ? implicit : null;
-    const cfg = loadConfig({ file: configFile ?? undefined, cwd: io.cwd, env: { ...io.env, SUNSET_CONFIG: undefined } });
+    // checked now, so a unit is never written for a config `sunset up` would refuse (exit 2, the key named)
+    loadConfig({ file: configFile ?? undefined, cwd: io.cwd, env: { ...io.env, SUNSET_CONFIG: undefined } });
     const cli = realpathSync(fileURLToPath(new URL('../cli.js', import.meta.url)));
-    const stopTimeoutS = Math.ceil((cfg.windows.exitConfirm + 2 * cfg.probeTimeout) / 1000) + 30;
-    const unit = systemdUnit({ node: process.execPath, cli, configFile, workingDirectory: io.cwd, path: io.env.PATH, redisUrl: io.env.REDIS_URL, stopTimeoutS }).trimEnd();
+    // sunset stops within STOP_BOUND_MS of the signal whatever Redis does; systemd's SIGKILL after it is a margin never used
+    const stopTimeoutS = STOP_BOUND_MS / 1000 + 20;
+    const { root } = packageInfo();
+    const prettyInstalled = existsSync(join(root, 'node_modules', 'pino-pretty', 'package.json'));
+    const unit = systemdUnit({
+      node: process.execPath,
+      cli,
+      root,
+      prettyInstalled,
+      configFile,
+      workingDirectory: io.cwd,
+      path: io.env.PATH,
+      redisUrl: io.env.REDIS_URL,
+      stopTimeoutS,
+    }).trimEnd();
     if (values.output !== undefined) {
       const out = resolve(io.cwd, values.output);
       try {
-        writeAtomically(out, unit + '\n');
-      } catch (err: any) {
-        io.err(`sunset service: cannot write ${out}: ${err.message}`);
+        writeAtomically(out, `${unit}\n`);
+      } catch (err) {
+        io.err(`sunset service: cannot write ${out}: ${errorMessage(err)}`);
         return EXIT.failure;
       }
       io.err(`sunset service: wrote ${out}`);
     } else io.out(unit);
     if (!configFile) io.err('sunset service: no config file given or found: the unit runs on the defaults (pass --config FILE to pin one)');
     const rel = configFile ? relativePaths(configFile) : [];
-    if (rel.length) io.err(`sunset service: ${rel.join(', ')} ${rel.length > 1 ? 'are relative paths: they resolve' : 'is a relative path: it resolves'} from ${io.cwd}, the unit's WorkingDirectory; absolute paths would not depend on it`);
+    if (rel.length)
+      io.err(
+        `sunset service: ${rel.join(', ')} ${rel.length > 1 ? 'are relative paths: they resolve' : 'is a relative path: it resolves'} from ${io.cwd}, the unit's WorkingDirectory; absolute paths would not depend on it`,
+      );
     if (io.env.REDIS_URL) io.err(`sunset service: REDIS_URL from your environment is written into the unit (it overrides redisUrl)`);
     return EXIT.ok;
   },

@@ -7,9 +7,35 @@
 // Request n+1 (or the give-up) is due retryWait after exit job n *finished* — confirmed or timed out — never
 // while it is still confirming; the first request askWait after the ask; the ask grace after the chain began.
 
-export type ChainKind = 'task' | 'expire' | 'job';
+/** The most exit requests a chain makes before it gives up: config's maxExitRequests may lower it, never raise it. */
+export const MAX_EXIT_REQUESTS = 3;
+
+interface ChainShape {
+  /** It begins at a release (a task's loop is released first): until then its next step is the release. */
+  releases: boolean;
+  /** It asks (the one message) before its first request. */
+  asks: boolean;
+  /** What its request step is called in the verdict's `next` and `due`. */
+  requestStep: 'request' | 'expire';
+  /** "request n of max", in a person's words. */
+  requestWords: string;
+}
+
+/**
+ * The steps each kind of chain takes before its requests: a task's is released, then asked; a finished Claude
+ * Code job's is asked; an untasked session's (expire) neither. A pipeline kind names its shape
+ * (src/pipeline/chain-kinds/); a chain with new steps is one line here.
+ */
+export const CHAIN_SHAPES = {
+  task: { releases: true, asks: true, requestStep: 'request', requestWords: 'request' },
+  job: { releases: false, asks: true, requestStep: 'request', requestWords: 'request' },
+  expire: { releases: false, asks: false, requestStep: 'expire', requestWords: 'expire request' },
+} as const satisfies Record<string, ChainShape>;
+
+export type ChainKind = keyof typeof CHAIN_SHAPES;
 
 export interface ChainFacts {
+  /** Its shape: which steps come before its requests (CHAIN_SHAPES). */
   kind: ChainKind;
   /** When the chain began: a task's releasedAt, a job's settling (the grace counts from it). Absent for expire, and for a task not yet released. */
   startedAt?: string;
@@ -31,6 +57,25 @@ export interface ChainPolicy {
   maxExitRequests: number;
 }
 
+/** A chain's latched fields. */
+export type ChainLatch = Partial<Pick<ChainFacts, 'startedAt' | 'askedAt' | 'requests' | 'lastRequestAt' | 'gaveUpAt' | 'exitedAt'>>;
+
+/**
+ * The latch rule (D8) for a chain's facts kept by sunset (stateDir, a dry run's memory; a task file's own
+ * fields keep it in src/tasks/latch.ts): a time is set once and never changed; requests only grow, at most
+ * `max`, lastRequestAt with them. Returns the facts after, and what this patch changed.
+ */
+export function latchFacts<F extends ChainLatch>(cur: F, patch: ChainLatch, max = MAX_EXIT_REQUESTS): { next: F; applied: ChainLatch } {
+  const next: F = { ...cur };
+  const applied: ChainLatch = {};
+  for (const k of ['startedAt', 'askedAt', 'gaveUpAt', 'exitedAt'] as const) if (patch[k] && !cur[k]) next[k] = applied[k] = patch[k];
+  if (patch.requests !== undefined && patch.requests > (cur.requests ?? 0)) {
+    next.requests = applied.requests = Math.min(patch.requests, max);
+    if (patch.lastRequestAt) next.lastRequestAt = applied.lastRequestAt = patch.lastRequestAt;
+  }
+  return { next, applied };
+}
+
 /** The chain's next step and when it is due (epoch ms); a step is due once now ≥ at. */
 export type ChainStep =
   | { step: 'release' }
@@ -42,18 +87,27 @@ export type ChainStep =
   | { step: 'end'; why: 'exited' | 'gave-up' };
 
 const ms = (s: string | undefined) => (s ? Date.parse(s) : NaN);
-const asks = (k: ChainKind) => k !== 'expire';
+const shape = (f: ChainFacts): ChainShape => CHAIN_SHAPES[f.kind];
+
+/**
+ * When request n+1 (or the give-up) falls due: retryWait after exit job n finished — or, given the latest it
+ * will finish (a `confirm` step's `by`), the latest that step can fall due. The one rule for the retry timing.
+ */
+export function retryAt(finishedMs: number, p: Pick<ChainPolicy, 'retryWait'>): number {
+  return finishedMs + p.retryWait;
+}
 
 export function chainStep(f: ChainFacts, p: ChainPolicy): ChainStep {
   if (f.exitedAt) return { step: 'end', why: 'exited' };
   if (f.gaveUpAt) return { step: 'end', why: 'gave-up' };
-  if (f.kind === 'task' && !f.startedAt) return { step: 'release' };
+  const k = shape(f);
+  if (k.releases && !f.startedAt) return { step: 'release' };
   const start = f.startedAt ? ms(f.startedAt) : 0;
-  if (asks(f.kind) && !f.askedAt) return { step: 'ask', at: start + p.grace };
+  if (k.asks && !f.askedAt) return { step: 'ask', at: start + p.grace };
   const n = Math.min(f.requests, p.maxExitRequests);
-  if (n === 0) return { step: 'request', n: 1, at: asks(f.kind) ? ms(f.askedAt) + p.askWait : start };
+  if (n === 0) return { step: 'request', n: 1, at: k.asks ? ms(f.askedAt) + p.askWait : start };
   if (!f.lastExitFinishedAt) return { step: 'confirm', n, by: ms(f.lastRequestAt) + p.exitConfirm };
-  const at = ms(f.lastExitFinishedAt) + p.retryWait;
+  const at = retryAt(ms(f.lastExitFinishedAt), p);
   return n < p.maxExitRequests ? { step: 'request', n: n + 1, at } : { step: 'give-up', at };
 }
 
@@ -75,10 +129,10 @@ export function stepWords(f: ChainFacts | null, max: number): string {
   if (!f) return '';
   if (f.gaveUpAt) return 'gave up';
   if (f.exitedAt) return 'exited';
-  const what = f.kind === 'expire' ? 'expire request' : 'request';
-  if (f.requests) return `${what} ${f.requests} of ${max}`;
+  const k = shape(f);
+  if (f.requests) return `${k.requestWords} ${f.requests} of ${max}`;
   if (f.askedAt) return 'asked';
-  if (f.kind === 'task') return f.startedAt ? 'released' : 'not yet released';
+  if (k.releases) return f.startedAt ? 'released' : 'not yet released';
   return '';
 }
 
@@ -91,8 +145,9 @@ export interface TimelineStep {
 /** The chain's steps in order, with the ones still ahead. `requestAt(n)` gives request n's own time (the exit ledger), when known. */
 export function timeline(f: ChainFacts, max: number, requestAt: (n: number) => string | undefined = () => undefined): TimelineStep[] {
   const steps: TimelineStep[] = [];
-  if (f.kind === 'task') steps.push({ label: 'released', at: f.startedAt ?? null, done: Boolean(f.startedAt) });
-  if (asks(f.kind)) steps.push({ label: 'asked', at: f.askedAt ?? null, done: Boolean(f.askedAt) });
+  const k = shape(f);
+  if (k.releases) steps.push({ label: 'released', at: f.startedAt ?? null, done: Boolean(f.startedAt) });
+  if (k.asks) steps.push({ label: 'asked', at: f.askedAt ?? null, done: Boolean(f.askedAt) });
   for (let n = 1; n <= max; n++) {
     const done = f.requests >= n;
     steps.push({ label: `request ${n}`, at: done ? (requestAt(n) ?? (n === f.requests ? (f.lastRequestAt ?? null) : null)) : null, done });

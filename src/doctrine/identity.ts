@@ -12,9 +12,14 @@ export interface Nameable {
 export type Resolved<T> = { kind: 'one'; row: T } | { kind: 'none' } | { kind: 'ambiguous'; matches: T[] };
 
 /** A roster row that holds a process (live, or liveness unknown, or starting). */
-export const holdsProcess = (s: { pid: number | null; live: boolean | null; starting?: boolean }) => (s.pid !== null && s.live !== false) || Boolean(s.starting);
+export const holdsProcess = (s: { pid: number | null; live: boolean | null; starting?: boolean }) =>
+  (s.pid !== null && s.live !== false) || Boolean(s.starting);
 
-export function resolveSession<T extends Nameable>(rows: readonly T[], query: string, running: (r: T) => boolean = () => true): Resolved<T> {
+export function resolveSession<T extends Nameable>(
+  rows: readonly T[],
+  query: string,
+  running: (r: T) => boolean = () => true,
+): Resolved<T> {
   const q = query.trim();
   if (!q) return { kind: 'none' };
   const lower = q.toLowerCase();
@@ -32,7 +37,12 @@ export function resolveSession<T extends Nameable>(rows: readonly T[], query: st
 
 /** One line per match, for an ambiguous query's message. */
 export function describeMatches(matches: readonly Nameable[]): string {
-  return matches.map((m) => `  ${labelOf({ id: m.id ?? null, sessionId: m.sessionId }).padEnd(10)} sessionId ${m.sessionId}${m.name ? `  name ${JSON.stringify(m.name)}` : ''}`).join('\n');
+  return matches
+    .map(
+      (m) =>
+        `  ${labelOf({ id: m.id ?? null, sessionId: m.sessionId }).padEnd(10)} sessionId ${m.sessionId}${m.name ? `  name ${JSON.stringify(m.name)}` : ''}`,
+    )
+    .join('\n');
 }
 
 export function ambiguousMessage(query: string, matches: readonly Nameable[]): string {

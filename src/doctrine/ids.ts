@@ -8,6 +8,7 @@ export function unsafeId(id: string): string | null {
   if (!id) return 'empty id';
   if (id.length > 256) return 'id longer than 256 characters';
   if (id.startsWith('-')) return 'id starts with "-" and would read as an option';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
   if (/[\x00-\x1f\x7f]/.test(id)) return 'id holds control characters';
   return null;
 }
@@ -16,6 +17,7 @@ export function unsafeId(id: string): string | null {
 export function unsafeSegment(s: string): string | null {
   if (!s || s === '.' || s === '..') return 'empty or a dot segment';
   if (/[/\\\0]/.test(s)) return 'holds a path separator or NUL';
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
   if (/[\x00-\x1f\x7f]/.test(s)) return 'holds control characters';
   return null;
 }

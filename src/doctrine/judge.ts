@@ -1,7 +1,7 @@
 // May this job act now? One pure judgement for every act of the pipeline — the ask, request n, the give-up,
 // expire's request n, a person's exit, and the exit call itself — over the session's fresh verdict: act,
 // defer to a time, or end (and why). Judging writes nothing; the worker that acts latches.
-import { CHAIN_ENDING, UNREACHABLE, type Reason } from './verdict.js';
+import { CHAIN_ENDING, UNREACHABLE, type Reason } from './reasons.js';
 import type { SessionView } from '../evidence/fleet.js';
 
 export type Act = 'ask' | 'request' | 'give-up' | 'expire' | 'exit' | 'person';
@@ -40,7 +40,8 @@ export function judge(j: JudgeInput): Judgement {
   const later = j.now + j.recheck;
   if (!j.rosterOk) return { kind: 'defer', at: later, why: 'roster probe failed' };
   const v = j.view;
-  if (!v || v.verdict === 'record' || v.verdict === 'gone') return { kind: 'end', why: v ? v.verdict : 'absent from the roster', gone: true, ...(v ? { view: v } : {}) };
+  if (!v || v.verdict === 'record' || v.verdict === 'gone')
+    return { kind: 'end', why: v ? v.verdict : 'absent from the roster', gone: true, ...(v ? { view: v } : {}) };
 
   if (j.act === 'person') {
     const hard = v.reasons.filter((r) => UNREACHABLE.has(r));
@@ -50,9 +51,12 @@ export function judge(j: JudgeInput): Judgement {
   }
 
   // the chain's owner: a later task on the same session supersedes this one; a task that now names an untasked session ends expire
-  if (j.taskId !== undefined && v.taskId && v.taskId !== j.taskId && !v.evidence.openTasks.length) return { kind: 'end', why: `superseded by task ${v.taskId}`, view: v };
-  if ((j.act === 'expire' || j.untasked) && (v.taskId || v.evidence.openTasks.length || v.evidence.invalidTasks.length)) return { kind: 'end', why: 'a task now names this session', view: v };
-  if (j.jobKey !== undefined && v.evidence.native?.key !== j.jobKey) return { kind: 'end', why: 'no longer the finished job this chain began with', view: v };
+  if (j.taskId !== undefined && v.taskId && v.taskId !== j.taskId && !v.evidence.openTasks.length)
+    return { kind: 'end', why: `superseded by task ${v.taskId}`, view: v };
+  if ((j.act === 'expire' || j.untasked) && (v.taskId || v.evidence.openTasks.length || v.evidence.invalidTasks.length))
+    return { kind: 'end', why: 'a task now names this session', view: v };
+  if (j.jobKey !== undefined && v.evidence.native?.key !== j.jobKey)
+    return { kind: 'end', why: 'no longer the finished job this chain began with', view: v };
 
   if (v.verdict === 'protected') {
     const ending = v.reasons.filter((r) => CHAIN_ENDING.has(r));
@@ -70,7 +74,8 @@ function passesAt(j: JudgeInput, v: SessionView): number | undefined {
   let at = -Infinity;
   for (const r of v.reasons as Reason[]) {
     if (r === 'grace-pending' && j.graceEnd !== undefined && Number.isFinite(j.graceEnd)) at = Math.max(at, j.graceEnd);
-    else if (r === 'transcript-recent' && j.silence !== undefined && v.evidence.silenceMs !== null) at = Math.max(at, j.now - v.evidence.silenceMs + j.silence);
+    else if (r === 'transcript-recent' && j.silence !== undefined && v.evidence.silenceMs !== null)
+      at = Math.max(at, j.now - v.evidence.silenceMs + j.silence);
     else return undefined;
   }
   return Number.isFinite(at) ? at : undefined;

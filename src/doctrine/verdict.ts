@@ -1,59 +1,16 @@
 // The verdict: may this session leave now? One pure function over plain data (DESIGN §4).
 // Every worker, `sunset verdict` and the HTTP API call it; nothing else decides.
 import { unsafeSession } from './ids.js';
-import { chainStep, type ChainFacts, type ChainPolicy } from './chain.js';
+import type { ChainFacts, ChainPolicy } from './chain.js';
+import type { Reason } from './reasons.js';
+import { dueOf, nextOf, type Due, type Next } from './next.js';
 import type { Kind, Status } from '../evidence/roster.js';
+import type { AgentView } from '../evidence/agent-view.js';
 
 export type Verdict = 'record' | 'gone' | 'protected' | 'eligible';
 
-export const REASONS = {
-  'task-not-terminal': 'its task is still open (active or awaiting a human)',
-  'task-invalid': 'a task file naming it cannot be read safely',
-  'not-released': 'its task is finished but not yet released',
-  'grace-pending': 'the grace window after release has not ended',
-  'status-busy': 'the roster says it is busy',
-  'status-waiting': 'the roster says it is waiting for input',
-  'status-unknown': 'the roster does not say it is idle',
-  'transcript-recent': 'its transcript was written recently',
-  'transcript-unknown': 'its transcript cannot be found',
-  'client-attached': 'a person is attached to it',
-  'attach-unknown': 'whether anyone is attached cannot be told',
-  'inbox-pending': 'its inbox holds unread messages',
-  'inbox-unknown': 'its inbox cannot be read',
-  'idle-short': 'untasked and not yet idle for the expire window',
-  'no-pane': 'interactive, but in no tmux pane: nothing can type /exit into it',
-  'gave-up': 'three exit requests were made: a person decides now',
-  resumed: 'it exited once and a person brought it back',
-  'probe-failed': 'a probe failed, so the evidence is incomplete',
-  'kind-unknown': 'the roster does not say whether it is interactive or background',
-  'liveness-unknown': 'whether its process lives cannot be told',
-  'hook-busy': 'its own hooks say a turn is under way (a prompt or a tool call since the last Stop)',
-  'hook-waiting': 'its own hooks say it is waiting for a person to allow a tool',
-  'hook-disagrees': 'its own hooks and the roster disagree about whether it is working',
-  'hook-background-tasks': 'its last turn ended with background tasks still running',
-  'id-unsafe': 'its id would read as an option or is not a plain name: it cannot be handed to the exit command safely',
-  'job-blocked': 'its job is blocked: its last reply asks a person something, and nobody has answered',
-  'job-in-flight': 'its job still has work in flight (background shells, subagents, monitors or queued prompts)',
-  'job-unknown': "its job's state file (~/.claude/jobs/<id>/state.json) cannot be read",
-  pinned: 'a person pinned it (~/.claude/jobs/pins.json)',
-  'pins-unknown': "Claude Code's pins file (~/.claude/jobs/pins.json) cannot be read",
-  starting: 'it was started moments ago and has no process on the roster yet',
-  'job-working': 'its finished job is working again (a person or its model took it up): the job chain waits',
-  'draft-pending': 'a person left a draft in its input box: nothing is typed over it',
-  'draft-unknown': 'its input box cannot be read, so a draft there cannot be ruled out',
-} as const;
-export type Reason = keyof typeof REASONS;
-
-/** Protections no person's override reaches: there is no exit path to take, or none that is safe. */
-// (a draft: /exit typed over it would send the person's text to the model as a turn, and the session would stay)
-export const UNREACHABLE: ReadonlySet<string> = new Set<Reason>(['no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe', 'starting', 'draft-pending', 'draft-unknown']);
-
-export type Step = 'ask' | 'request' | 'wait' | 'give-up' | 'expire';
-export interface Next {
-  step: Step;
-  n?: number;
-  at?: string;
-}
+export { CHAIN_ENDING, PERMANENT, REASONS, UNREACHABLE, type Reason } from './reasons.js';
+export { dueOf, nextOf, type Due, type Next, type Step } from './next.js';
 
 export interface TaskFacts {
   id: string;
@@ -102,8 +59,10 @@ export interface Evidence {
   job?: JobFacts | null;
   /** Pinned by a person in Claude Code's pins file; null = the pins file is unreadable; absent = not read. */
   pinned?: boolean | null;
-  /** How many agent views (`claude agents`, the TUI that can open any background session) are open. */
+  /** How many open agent views (`claude agents`, the TUI that can open any background session it lists) list this session. */
   agentViews?: number;
+  /** Those views: each one's pid and the folder it is narrowed to (`--cwd`; null: it lists every background session). */
+  agentViewsListing?: AgentView[];
   /** A finished Claude Code job's own chain (untasked background session whose job settled done; its latches in stateDir). */
   native?: { key: string; facts: ExpireFacts } | null;
   /** An interactive session's input box holds a person's draft (read from its pane); null = it could not be read. */
@@ -151,6 +110,9 @@ export interface JobFacts {
   tasks?: number | null;
   queued?: number | null;
   kinds?: string[];
+  /** The job's folder, and the one it was started from (a worktree's repository, a dispatch's folder): the agent view files it under originCwd, else cwd. */
+  cwd?: string;
+  originCwd?: string;
 }
 
 /** A session's latest hook state (src/hook-events.ts) as evidence; only a fresh one counts. */
@@ -172,6 +134,8 @@ export interface SessionFacts {
   starting?: boolean;
   kind: Kind | 'unknown';
   pid: number | null;
+  /** The agent CLI that runs it ('codex', 'gemini'); absent = Claude Code. */
+  agent?: string;
   evidence: Evidence;
 }
 
@@ -180,19 +144,6 @@ export interface Policy extends ChainPolicy {
   expireIdle: number;
   /** When a passing protection is looked at again (for `due`). @defaultValue 5 min */
   recheck?: number;
-}
-
-/** When the next step is due and what it waits for — for every live session, protected ones too. */
-export interface Due {
-  step?: Step;
-  n?: number;
-  /** When the chain's next step falls due (absent: due now, or when the protections pass). */
-  at?: string;
-  /** The protections that pass on their own (re-checked every recheckMs; the grace ends by itself). */
-  waitsFor: Reason[];
-  /** false: a protection that never passes by itself (a person decides: awaiting-human, gave-up, resumed; or no exit path). */
-  passes: boolean;
-  recheckMs?: number;
 }
 
 export interface Decision {
@@ -204,7 +155,6 @@ export interface Decision {
   notes: string[];
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
 const t = (s: string | undefined) => (s ? Date.parse(s) : NaN);
 
 export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
@@ -223,7 +173,7 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   if (e.openTasks.length) reasons.add('task-not-terminal');
   const task = e.task;
   if (task && !task.terminal) reasons.add('task-not-terminal');
-  if (task && task.terminal) {
+  if (task?.terminal) {
     if (task.exitedAt) reasons.add('resumed');
     if (task.exitGaveUpAt) reasons.add('gave-up');
     if (!task.releasedAt) reasons.add('not-released');
@@ -273,9 +223,9 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     if (e.tmux !== 'not-read') reasons.add('attach-unknown');
   } else if (e.attached) reasons.add('client-attached');
   if (s.kind !== 'interactive' && e.agentViews) {
-    // the agent view can open any background session: unless it is proven elsewhere, a person may be watching this one
+    // an agent view can open any background session it lists: unless it is proven elsewhere, a person may be watching this one
     reasons.add('attach-unknown');
-    notes.push(`a person has the agent view open (claude agents${e.agentViews > 1 ? `, ${e.agentViews} of them` : ''}): any background session may be on their screen`);
+    notes.push(agentViewNote(e.agentViews, e.agentViewsListing));
   }
 
   if (e.inboxPending === null) reasons.add('inbox-unknown');
@@ -299,45 +249,41 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     if (hookDisagrees(e.status, h.state)) reasons.add('hook-disagrees');
   }
 
-  const chain: ChainFacts | null = native ? { ...native.facts, kind: 'job' } : untasked ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) } : task?.terminal ? taskChain(task) : null;
+  const chain: ChainFacts | null = native
+    ? { ...native.facts, kind: 'job' }
+    : untasked
+      ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) }
+      : task?.terminal
+        ? taskChain(task)
+        : null;
   if (reasons.size) {
     const list = [...reasons];
     return { verdict: 'protected', reasons: list, next: null, notes, due: dueOf(list, chain, policy, now, e.silenceMs) };
   }
   const next = nextOf(chain!, policy, now);
-  return { verdict: 'eligible', reasons: [], next, notes, due: { ...(next ? { step: next.step, ...(next.n ? { n: next.n } : {}), ...(next.at ? { at: next.at } : {}) } : {}), waitsFor: [], passes: true } };
+  return {
+    verdict: 'eligible',
+    reasons: [],
+    next,
+    notes,
+    due: {
+      ...(next ? { step: next.step, ...(next.n ? { n: next.n } : {}), ...(next.at ? { at: next.at } : {}) } : {}),
+      waitsFor: [],
+      passes: true,
+    },
+  };
 }
 
-/** Protections that never pass on their own: a person decides (CHAIN_ENDING), or no exit path can be taken. */
-export const PERMANENT: ReadonlySet<string> = new Set<string>(['task-not-terminal', 'gave-up', 'resumed', 'no-pane', 'kind-unknown', 'liveness-unknown', 'id-unsafe']);
-
-/**
- * When a protected session's next step is due and what it waits for: the chain's own due time (the grace's
- * end, askWait after the ask, retryWait after the last exit finished), the protections that pass on their own
- * (looked at again every `recheck`), and whether any will never pass by itself (a person decides).
- */
-export function dueOf(reasons: Reason[], chain: ChainFacts | null, policy: Policy, now: number, silenceMs: number | null = null): Due {
-  const waitsFor = reasons.filter((r) => !PERMANENT.has(r));
-  const passes = reasons.every((r) => !PERMANENT.has(r));
-  const out: Due = { waitsFor, passes };
-  if (chain) {
-    const s = chainStep(chain, policy);
-    if (s.step === 'ask' || s.step === 'request' || s.step === 'give-up') {
-      out.step = s.step === 'request' && chain.kind === 'expire' ? 'expire' : s.step;
-      if (s.step === 'request') out.n = s.n;
-      if (s.at > now) out.at = iso(s.at);
-    } else if (s.step === 'confirm') {
-      out.step = 'wait';
-      out.at = iso(s.by + policy.retryWait);
-    }
-  }
-  // an untasked session: its expire window ends expireIdle after its last transcript write
-  if (reasons.includes('idle-short')) {
-    out.step = 'expire';
-    if (silenceMs !== null) out.at = iso(now - silenceMs + policy.expireIdle);
-  }
-  if (waitsFor.some((r) => r !== 'grace-pending' && r !== 'idle-short')) out.recheckMs = policy.recheck;
-  return out;
+/** What a person reads of the agent views that list a session: each one, and whether any lists every session. */
+function agentViewNote(n: number, by: readonly AgentView[] | undefined): string {
+  if (!by?.length)
+    return `a person has the agent view open (claude agents${n > 1 ? `, ${n} of them` : ''}): any background session may be on their screen`;
+  const one = (v: AgentView) =>
+    v.cwd !== null
+      ? `claude agents --cwd ${v.cwd}, pid ${v.pid}`
+      : `claude agents, pid ${v.pid}${v.cwdUnresolved !== undefined ? `, its --cwd ${v.cwdUnresolved} unresolved` : ''}`;
+  const all = by.some((v) => v.cwd === null);
+  return `a person has the agent view open (${by.map(one).join('; ')}): ${all ? 'any background session' : 'it lists this session, which'} may be on their screen`;
 }
 
 /** The roster says idle while the hooks say a turn or a prompt is open, or the roster says busy while the hooks say the turn ended. */
@@ -347,32 +293,27 @@ export function hookDisagrees(status: Status, hook: HookFacts['state']): boolean
   return false;
 }
 
-/**
- * The public `next` of an eligible session, from its chain: the step due now, or `wait` until `at` — the
- * moment the step fires (while exit job n confirms: the latest it will, exitConfirm + retryWait after request n).
- */
-export function nextOf(f: ChainFacts, policy: ChainPolicy, now: number): Next | null {
-  const s = chainStep(f, policy);
-  const max = policy.maxExitRequests;
-  switch (s.step) {
-    case 'ask':
-      return now >= s.at ? { step: 'ask' } : { step: 'wait', at: iso(s.at) };
-    case 'request':
-      if (now >= s.at) return { step: f.kind === 'expire' ? 'expire' : 'request', n: s.n };
-      return { step: 'wait', n: s.n, at: iso(s.at) };
-    case 'give-up':
-      return now >= s.at ? { step: 'give-up' } : { step: 'wait', at: iso(s.at) };
-    case 'confirm':
-      return { step: 'wait', ...(s.n < max ? { n: s.n + 1 } : {}), at: iso(s.by + policy.retryWait) };
-    default:
-      return null; // not released, or ended: the verdict protects those (not-released, resumed, gave-up)
-  }
-}
-
-export function policyFrom(c: { windows: { grace: number; silence: number; askWait: number; retryWait: number; expireIdle: number; exitConfirm: number; recheck?: number }; maxExitRequests: number }): Policy {
+export function policyFrom(c: {
+  windows: {
+    grace: number;
+    silence: number;
+    askWait: number;
+    retryWait: number;
+    expireIdle: number;
+    exitConfirm: number;
+    recheck?: number;
+  };
+  maxExitRequests: number;
+}): Policy {
   const w = c.windows;
-  return { grace: w.grace, silence: w.silence, askWait: w.askWait, retryWait: w.retryWait, expireIdle: w.expireIdle, exitConfirm: w.exitConfirm, maxExitRequests: c.maxExitRequests, recheck: w.recheck };
+  return {
+    grace: w.grace,
+    silence: w.silence,
+    askWait: w.askWait,
+    retryWait: w.retryWait,
+    expireIdle: w.expireIdle,
+    exitConfirm: w.exitConfirm,
+    maxExitRequests: c.maxExitRequests,
+    recheck: w.recheck,
+  };
 }
-
-/** Reasons that a re-check cannot clear: they end a chain (DESIGN §5). */
-export const CHAIN_ENDING: ReadonlySet<Reason> = new Set<Reason>(['task-not-terminal', 'gave-up', 'resumed']);

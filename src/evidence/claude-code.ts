@@ -8,7 +8,10 @@ import type { JobFacts } from '../doctrine/verdict.js';
 import { run } from '../run.js';
 import { unsafeSegment } from '../doctrine/ids.js';
 
-import { claudeArgs, pidsRss, processTree, sameClaudeDir, type ProcTable } from './proc.js';
+import { pidsRss, processTree, sameClaudeDir, type ProcTable } from './proc.js';
+import { claudeArgs } from './clients.js';
+import { readClientArgv } from './cli-argv.js';
+import { errorMessage } from '../errors.js';
 
 /** Versions of the real CLI the real-client tests ran (test/real-*.test.ts). */
 export const TESTED_VERSIONS: readonly string[] = Object.freeze(['2.1.328']);
@@ -52,15 +55,26 @@ export function jsonObject(text: string): Record<string, unknown> | null {
 function inFlightParts(v: unknown): { tasks: number | null; queued: number | null; kinds: string[] } {
   const o = v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
   const n = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) && x >= 0 ? x : null);
-  return { tasks: o ? n(o.tasks) : null, queued: o ? n(o.queued) : null, kinds: o && Array.isArray(o.kinds) ? o.kinds.filter((k): k is string => typeof k === 'string') : [] };
+  return {
+    tasks: o ? n(o.tasks) : null,
+    queued: o ? n(o.queued) : null,
+    kinds: o && Array.isArray(o.kinds) ? o.kinds.filter((k): k is string => typeof k === 'string') : [],
+  };
 }
 
 /** Parse a job's state.json. null when it is not a JSON object (unknown). Pure. */
 export function parseJobState(text: string): JobFacts | null {
   const r = jsonObject(text);
   if (!r) return null;
-  const needs = typeof r.needs === 'string' ? str(r.needs) : r.needs && typeof r.needs === 'object' ? (str((r.needs as any).text) ?? str((r.needs as any).ask) ?? JSON.stringify(r.needs)) : null;
-  const ask = r.needsAsk && typeof r.needsAsk === 'object' ? str((r.needsAsk as any).text) : null;
+  const needs =
+    typeof r.needs === 'string'
+      ? str(r.needs)
+      : r.needs && typeof r.needs === 'object'
+        ? (str((r.needs as Record<string, unknown>).text) ?? str((r.needs as Record<string, unknown>).ask) ?? JSON.stringify(r.needs))
+        : null;
+  const ask = r.needsAsk && typeof r.needsAsk === 'object' ? str((r.needsAsk as Record<string, unknown>).text) : null;
+  const cwd = str(r.cwd);
+  const originCwd = str(r.originCwd);
   return {
     state: str(r.state),
     tempo: str(r.tempo),
@@ -69,6 +83,9 @@ export function parseJobState(text: string): JobFacts | null {
     updatedAt: typeof r.updatedAt === 'number' ? new Date(r.updatedAt).toISOString() : str(r.updatedAt),
     settledAt: str(r.lastTerminalAt) ?? str(r.firstTerminalAt),
     ...inFlightParts(r.inFlight),
+    // where the agent view files it (src/evidence/agent-view.ts)
+    ...(cwd ? { cwd } : {}),
+    ...(originCwd ? { originCwd } : {}),
   };
 }
 
@@ -93,8 +110,8 @@ export function parsePins(text: string, file = 'pins.json'): PinsResult {
   let v: unknown;
   try {
     v = JSON.parse(text);
-  } catch (err: any) {
-    return { ok: false, error: `${file} is not JSON: ${err.message}` };
+  } catch (err) {
+    return { ok: false, error: `${file} is not JSON: ${errorMessage(err)}` };
   }
   if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) return { ok: false, error: `${file} is not a JSON array of short ids` };
   return { ok: true, pins: new Set(v as string[]) };
@@ -111,11 +128,20 @@ export function parseVersion(stdout: string): string | null {
  */
 export async function versionNote(claudeCommand: string, timeoutMs: number): Promise<string | null> {
   const r = await run([claudeCommand, '--version'], { timeoutMs });
-  if (!r.ok) return `could not tell which Claude Code this is (${claudeCommand} --version: ${r.error}); its files are read defensively, and what cannot be read protects`;
+  if (!r.ok)
+    return `could not tell which Claude Code this is (${claudeCommand} --version: ${r.error}); its files are read defensively, and what cannot be read protects`;
   if (/sunset test-fleet stand-in/.test(r.stdout)) return null;
   const v = parseVersion(r.stdout);
   if (v && TESTED_VERSIONS.includes(v)) return null;
   return `Claude Code ${v ?? JSON.stringify(r.stdout.trim().slice(0, 60))} has not been tested with sunset (tested: ${TESTED_VERSIONS.join(', ')}); its files are read defensively, and what cannot be read protects`;
+}
+
+/** The CLI's version (`claude --version`), null when it cannot be told; the test fleet's stand-in says what it is. */
+export async function claudeVersion(claudeCommand: string, timeoutMs: number): Promise<string | null> {
+  const r = await run([claudeCommand, '--version'], { timeoutMs });
+  if (!r.ok) return null;
+  if (/sunset test-fleet stand-in/.test(r.stdout)) return `${parseVersion(r.stdout) ?? '?'} (the test fleet's stand-in)`;
+  return parseVersion(r.stdout);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -126,7 +152,7 @@ export function ptyHostOf(table: ProcTable, pid: number, names: ReadonlySet<stri
   const parent = table.procs.get(table.procs.get(pid)?.ppid ?? -1);
   if (!parent) return null;
   const args = claudeArgs(parent.argv, names);
-  return args && args.includes('bg-pty-host') ? parent.pid : null;
+  return args?.includes('bg-pty-host') ? parent.pid : null;
 }
 
 /** The pids a session's memory is counted over: its process tree, and for a background session its pty host. */
@@ -149,8 +175,9 @@ export interface Overhead {
 export function overheadKind(args: readonly string[]): OverheadKind | null {
   if (args.includes('bg-pty-host')) return 'spare';
   if (args.includes('daemon')) return 'daemon';
-  const verb = args.find((a) => !a.startsWith('-'));
-  if (verb === 'attach' || (verb === 'agents' && !args.includes('--json'))) return 'clients';
+  // a person's client: read as findClients reads one (a plain `claude` is not counted one here: 'other')
+  const c = readClientArgv(args, ['attach']);
+  if (c.attach || c.agentView) return 'clients';
   return null;
 }
 
@@ -171,7 +198,12 @@ export function fleetOverhead(
 ): Overhead {
   const ownPid = o.ownPid ?? process.pid;
   const rss = o.rss ?? pidsRss;
-  const byKind: Overhead['byKind'] = { daemon: { processes: 0, bytes: 0 }, spare: { processes: 0, bytes: 0 }, clients: { processes: 0, bytes: 0 }, other: { processes: 0, bytes: 0 } };
+  const byKind: Overhead['byKind'] = {
+    daemon: { processes: 0, bytes: 0 },
+    spare: { processes: 0, bytes: 0 },
+    clients: { processes: 0, bytes: 0 },
+    other: { processes: 0, bytes: 0 },
+  };
   const memo = new Map<number, OverheadKind | null>();
   // null: not part of the fleet; else its kind
   const kindOf = (pid: number, hops = 0): OverheadKind | null => {

@@ -18,11 +18,15 @@ export interface ReaperEta {
   why: string;
 }
 
-export function claudeReaperEta(job: JobFacts | null | undefined, o: { pinned: boolean | null; attached: boolean | null; lowMemory?: boolean }): ReaperEta {
+export function claudeReaperEta(
+  job: JobFacts | null | undefined,
+  o: { pinned: boolean | null; attached: boolean | null; lowMemory?: boolean },
+): ReaperEta {
   if (!job) return { at: null, why: 'no job state: Claude Code does not retire it' };
   if (o.attached) return { at: null, why: 'a person is attached' };
   if (o.pinned) return { at: null, why: 'pinned' };
-  if (job.queued === null || job.inFlight === null) return { at: null, why: 'its work in flight cannot be told: Claude Code does not retire it' };
+  if (job.queued === null || job.inFlight === null)
+    return { at: null, why: 'its work in flight cannot be told: Claude Code does not retire it' };
   if ((job.queued ?? 0) > 0) return { at: null, why: 'a prompt is queued' };
   const final = job.state === 'done' || job.state === 'failed' || job.state === 'stopped';
   if ((job.tasks ?? 0) > 0 && !(final && (job.kinds ?? []).every((k) => LEFTOVER_KINDS.has(k)))) return { at: null, why: 'work in flight' };
@@ -31,5 +35,8 @@ export function claudeReaperEta(job: JobFacts | null | undefined, o: { pinned: b
   const since = job.updatedAt ? Date.parse(job.updatedAt) : NaN;
   if (!Number.isFinite(since)) return { at: null, why: 'when it settled cannot be told' };
   const wait = o.lowMemory ? REAPER_IDLE_LOW_MEMORY_MS : REAPER_IDLE_MS;
-  return { at: new Date(since + wait).toISOString(), why: `settled (${job.state}) since ${job.updatedAt}: idle ${o.lowMemory ? '60 s (low memory)' : 'an hour'} and Claude Code retires it` };
+  return {
+    at: new Date(since + wait).toISOString(),
+    why: `settled (${job.state}) since ${job.updatedAt}: idle ${o.lowMemory ? '60 s (low memory)' : 'an hour'} and Claude Code retires it`,
+  };
 }

@@ -11,6 +11,8 @@ import { jsonObject } from './claude-code.js';
 import { readSessionFiles, type SessionFiles } from './sessions.js';
 import { readCachedText } from './file-cache.js';
 import { parseRosterRows, type RosterResult } from './roster.js';
+import { errorCode } from '../errors.js';
+import { daemonRosterKnown } from './claude-files.js';
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
 
@@ -21,9 +23,9 @@ function readJobs(jobsDir: string): Map<string, Record<string, unknown>> | Error
     names = readdirSync(jobsDir, { withFileTypes: true })
       .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
       .map((d) => d.name);
-  } catch (err: any) {
-    if (err?.code === 'ENOENT') return new Map();
-    return err;
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return new Map();
+    return err instanceof Error ? err : new Error(String(err));
   }
   const out = new Map<string, Record<string, unknown>>();
   for (const n of names) {
@@ -52,8 +54,13 @@ export async function readFileRoster(claudeDir: string, procs: ProcTable, sessio
   const jobs = readJobs(join(claudeDir, 'jobs'));
   if (!files.ok) return { ok: false, error: files.error };
   // a running process whose file cannot be read: the files cannot say what it is, so they are not the roster
-  if (files.unreadable.length) return { ok: false, error: `${join(claudeDir, 'sessions')}/${files.unreadable[0]}.json${files.unreadable.length > 1 ? ` (and ${files.unreadable.length - 1} more)` : ''} does not parse` };
-  if (jobs instanceof Error) return { ok: false, error: `cannot read ${join(claudeDir, 'jobs')}: ${(jobs as NodeJS.ErrnoException).code ?? jobs.message}` };
+  if (files.unreadable.length)
+    return {
+      ok: false,
+      error: `${join(claudeDir, 'sessions')}/${files.unreadable[0]}.json${files.unreadable.length > 1 ? ` (and ${files.unreadable.length - 1} more)` : ''} does not parse`,
+    };
+  if (jobs instanceof Error)
+    return { ok: false, error: `cannot read ${join(claudeDir, 'jobs')}: ${(jobs as NodeJS.ErrnoException).code ?? jobs.message}` };
   const rows: Record<string, unknown>[] = [];
   const liveJobs = new Set<string>();
   for (const f of files.byPid.values()) {
@@ -78,7 +85,15 @@ export async function readFileRoster(claudeDir: string, procs: ProcTable, sessio
   for (const [id, job] of jobs) {
     if (liveJobs.has(id) || !str(job.sessionId)) continue;
     const created = str(job.createdAt);
-    rows.push({ id, cwd: str(job.cwd), kind: 'background', startedAt: created && Number.isFinite(Date.parse(created)) ? Date.parse(created) : undefined, sessionId: job.sessionId, name: str(job.name), state: rosterState(job) });
+    rows.push({
+      id,
+      cwd: str(job.cwd),
+      kind: 'background',
+      startedAt: created && Number.isFinite(Date.parse(created)) ? Date.parse(created) : undefined,
+      sessionId: job.sessionId,
+      name: str(job.name),
+      state: rosterState(job),
+    });
   }
   return parseRosterRows(rows);
 }
@@ -107,7 +122,10 @@ export interface RosterChoice {
  * exists, i.e. the real CLI with background sessions), else the CLI.
  */
 export async function chooseRoster(
-  config: { fleet: { rosterFrom: 'auto' | 'cli' | 'files'; claudeDir: string | null; rosterCommand: readonly string[] }; probeTimeout: number },
+  config: {
+    fleet: { rosterFrom: 'auto' | 'cli' | 'files'; claudeDir: string | null; rosterCommand: readonly string[] };
+    probeTimeout: number;
+  },
   want: 'cli' | 'files',
   procs: Promise<ProcTable | Error>,
   cli: () => Promise<RosterResult>,
@@ -115,7 +133,13 @@ export async function chooseRoster(
   sessionFiles?: Promise<SessionFiles>,
 ): Promise<RosterChoice> {
   const f = config.fleet;
-  const usable = f.claudeDir !== null && f.rosterFrom !== 'cli' && !filesUntrusted && (f.rosterFrom === 'files' || existsSync(join(f.claudeDir, 'daemon', 'roster.json')));
+  const usable =
+    f.claudeDir !== null &&
+    f.rosterFrom !== 'cli' &&
+    !filesUntrusted &&
+    // a daemon roster of a protocol sunset does not know: its files are not stood on (claude-code-unreadable)
+    daemonRosterKnown(f.claudeDir) &&
+    (f.rosterFrom === 'files' || existsSync(join(f.claudeDir, 'daemon', 'roster.json')));
   if (!usable || want === 'cli') {
     const roster = await cli();
     const problems: string[] = [];
@@ -150,8 +174,10 @@ export function disagreement(cli: RosterResult, files: RosterResult): string | n
   const b = pids(files);
   const onlyCli = [...a].filter((p) => !b.has(p));
   const onlyFiles = [...b].filter((p) => !a.has(p));
-  if (onlyCli.length) return `the CLI lists live session${onlyCli.length === 1 ? '' : 's'} (pid ${onlyCli.join(', ')}) that Claude Code's files do not`;
+  if (onlyCli.length)
+    return `the CLI lists live session${onlyCli.length === 1 ? '' : 's'} (pid ${onlyCli.join(', ')}) that Claude Code's files do not`;
   // a session started or ended between the two reads: said, not held against the files
-  if (onlyFiles.length) return `Claude Code's files show live session${onlyFiles.length === 1 ? '' : 's'} (pid ${onlyFiles.join(', ')}) the CLI does not list`;
+  if (onlyFiles.length)
+    return `Claude Code's files show live session${onlyFiles.length === 1 ? '' : 's'} (pid ${onlyFiles.join(', ')}) the CLI does not list`;
   return null;
 }

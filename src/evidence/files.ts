@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { isInTree, type ProcTable } from './proc.js';
 import { settledAt } from '../tasks/read-tasks.js';
 import type { Pane } from './tmux.js';
+import { errorCode } from '../errors.js';
 
 export const ASK_FILE_PREFIX = 'sunset-exit-ask-';
 
@@ -27,9 +28,9 @@ export function indexTranscripts(dir: string, wanted?: ReadonlySet<string>): Map
     projects = readdirSync(dir, { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .map((d) => d.name);
-  } catch (err: any) {
-    if (err.code === 'ENOENT') return new Map();
-    return err;
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return new Map();
+    return err instanceof Error ? err : new Error(String(err));
   }
   const index = new Map<string, { path: string; mtimeMs: number }>();
   const seen = new Set<string>();
@@ -55,7 +56,7 @@ export function indexTranscripts(dir: string, wanted?: ReadonlySet<string>): Map
       const sid = n.slice(0, -'.jsonl'.length);
       if (wanted && !wanted.has(sid)) continue;
       const path = join(folder, n);
-      let s;
+      let s: ReturnType<typeof statSync>;
       try {
         s = statSync(path, { throwIfNoEntry: false });
       } catch {
@@ -75,8 +76,8 @@ export function inboxPending(folder: string): number | null {
   try {
     const entries = readdirSync(folder, { withFileTypes: true });
     return entries.filter((d) => d.isFile() && !d.name.startsWith('.') && !d.name.startsWith(ASK_FILE_PREFIX)).length;
-  } catch (err: any) {
-    return err.code === 'ENOENT' ? 0 : null;
+  } catch (err) {
+    return errorCode(err) === 'ENOENT' ? 0 : null;
   }
 }
 
@@ -88,8 +89,9 @@ export function inboxReader(root: string): (sessionId: string) => number | null 
   let names: Set<string> | null;
   try {
     names = new Set(readdirSync(root));
-  } catch (err: any) {
-    names = err?.code === 'ENOENT' ? new Set() : null;
+  } catch (err) {
+    names = errorCode(err) === 'ENOENT' ? new Set() : null;
   }
-  return (sessionId) => (names && !names.has(sessionId) && !sessionId.includes('/') && sessionId !== '..' ? 0 : inboxPending(join(root, sessionId)));
+  return (sessionId) =>
+    names && !names.has(sessionId) && !sessionId.includes('/') && sessionId !== '..' ? 0 : inboxPending(join(root, sessionId));
 }

@@ -1,6 +1,9 @@
-// One sweep shared by every job that needs evidence at about the same moment, and never two at once:
+// One sweep shared by every job that needs evidence at about the same moment, and never two of a kind at once:
 // callers that accept evidence up to `maxAgeMs` old share the last snapshot or the sweep in flight; a
-// caller that needs fresher evidence waits for the next sweep, which every such caller shares.
+// caller that needs fresher evidence waits for the next sweep, which every such caller shares. Sweeps on the
+// CLI's word (`claude agents --json --all`: an exit's re-check, a reconcile) and sweeps on Claude Code's files
+// each have a lane of their own: a CLI call takes seconds on a loaded box (docs/benchmarks.md, the exit wave),
+// and the schedule's steps, which read the files, do not wait behind it.
 import type { Config } from '../config.js';
 import { gatherFleet, type FleetSnapshot, type GatherOptions } from './fleet.js';
 import { BIG_SWEEP, collectGarbage } from '../heap.js';
@@ -30,9 +33,10 @@ export const KEEP_MS = 3_000;
 
 export function fleetCache(config: Config, opts: () => GatherOptions = () => ({})): FleetSource {
   type Sweep = Strength & { started: number; p: Promise<FleetSnapshot> };
+  /** One sweep in flight at most, and the one that follows it (shared by every caller waiting for it). */
+  type Lane = { inflight: Sweep | null; next: (Strength & { p: Promise<FleetSnapshot> }) | null };
   let last: (Strength & { started: number; snap: FleetSnapshot }) | null = null;
-  let inflight: Sweep | null = null;
-  let next: (Strength & { p: Promise<FleetSnapshot> }) | null = null;
+  const lanes: { cli: Lane; files: Lane } = { cli: { inflight: null, next: null }, files: { inflight: null, next: null } };
 
   // no caller takes evidence older than a few seconds: a snapshot of a big fleet (every row, every task) is not
   // kept past that, so that sunset at rest holds none of it (docs/benchmarks.md, idle RSS)
@@ -53,7 +57,7 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
   };
 
   const listeners = new Set<(snap: FleetSnapshot) => void>();
-  const sweep = (want: Strength): Promise<FleetSnapshot> => {
+  const sweep = (lane: Lane, want: Strength): Promise<FleetSnapshot> => {
     const started = Date.now();
     const p = gatherFleet(config, { ...opts(), ...(want.cli ? { roster: 'cli' as const } : {}), tmux: want.tmux ? 'all' : 'if-needed' })
       .then((snap) => {
@@ -71,9 +75,9 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
         return snap;
       })
       .finally(() => {
-        if (inflight?.p === p) inflight = null;
+        if (lane.inflight?.p === p) lane.inflight = null;
       });
-    inflight = { started, ...want, p };
+    lane.inflight = { started, ...want, p };
     return p;
   };
 
@@ -82,17 +86,20 @@ export function fleetCache(config: Config, opts: () => GatherOptions = () => ({}
     const horizon = Date.now() - maxAgeMs;
     // a sweep on the CLI's word serves everyone; one on the files serves only those who do not ask for the CLI (and so for tmux)
     if (last && last.started >= horizon && covers(last, want)) return last.snap;
-    if (inflight && inflight.started >= horizon && covers(inflight, want)) return inflight.p;
-    if (!inflight) return sweep(want);
+    for (const l of [lanes.cli, lanes.files])
+      if (l.inflight && l.inflight.started >= horizon && covers(l.inflight, want)) return l.inflight.p;
+    // a caller on the CLI's word waits in its lane; the others in the files' lane, never behind a slow CLI call
+    const lane = want.cli ? lanes.cli : lanes.files;
+    if (!lane.inflight) return sweep(lane, want);
     // a sweep is running but started too early (or is weaker) for this caller: the next one starts when it ends
-    if (next && covers(next, want)) return next.p;
-    const stronger: Strength = { cli: want.cli || Boolean(next?.cli), tmux: want.tmux || Boolean(next?.tmux) };
-    const after = (next?.p ?? inflight.p).catch(() => undefined);
+    if (lane.next && covers(lane.next, want)) return lane.next.p;
+    const stronger: Strength = { cli: want.cli || Boolean(lane.next?.cli), tmux: want.tmux || Boolean(lane.next?.tmux) };
+    const after = (lane.next?.p ?? lane.inflight.p).catch(() => undefined);
     const p = after.then(() => {
-      if (next?.p === p) next = null;
-      return sweep(stronger);
+      if (lane.next?.p === p) lane.next = null;
+      return sweep(lane, stronger);
     });
-    next = { ...stronger, p };
+    lane.next = { ...stronger, p };
     return p;
   };
   source.onSweep = (listener) => {

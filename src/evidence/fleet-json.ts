@@ -10,6 +10,8 @@ export function sessionJson(s: SessionView) {
     label: s.label,
     name: s.name,
     kind: s.kind,
+    // the agent CLI that runs it (docs/agents/): claude-code, codex, gemini
+    agent: s.agent ?? 'claude-code',
     pid: s.pid,
     live: s.live,
     taskId: s.taskId,
@@ -34,8 +36,10 @@ export function snapshotJson(f: FleetSnapshot) {
     host: f.host,
     ...(f.roster.ok ? {} : { error: f.roster.error }),
     sessions: f.sessions.map(sessionJson),
-    ...(f.agentViews ? { agentViews: f.agentViews } : {}),
+    ...(f.agentViews ? { agentViews: f.agentViews, agentViewsOpen: f.agentViewsOpen } : {}),
     overhead: f.overhead,
+    // Claude Code's files that do not read as sunset knows them (null: they read, or were not read)
+    claudeCodeUnreadable: f.claudeFiles?.unreadable ?? null,
     problems: f.problems,
   };
 }

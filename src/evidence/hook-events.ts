@@ -149,7 +149,7 @@ export function recordHookEvent(dir: string, text: string, now: number = Date.no
   if (!next) return null;
   mkdirSync(dir, { recursive: true });
   // atomic, not fsynced: rewritten at every tool call and stale in minutes, it is not worth a journal commit per hook
-  writeFileAtomicSync(join(dir, hookFileName(sessionId)), JSON.stringify(next) + '\n', { durable: false });
+  writeFileAtomicSync(join(dir, hookFileName(sessionId)), `${JSON.stringify(next)}\n`, { durable: false });
   return next;
 }
 

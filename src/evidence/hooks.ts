@@ -10,6 +10,7 @@ import type { Config } from '../config.js';
 import type { HookState } from './hook-events.js';
 import type { HookFacts } from '../doctrine/verdict.js';
 import { stageFileSync } from '../store/atomic-file.js';
+import { errorCode, errorMessage } from '../errors.js';
 
 /** Every command sunset installs holds this, and only commands that hold it are sunset's. */
 export const HOOK_MARKER = 'sunset hook-event';
@@ -90,11 +91,13 @@ function checkShape(s: unknown): asserts s is Settings {
   if (!s || typeof s !== 'object' || Array.isArray(s)) throw new SettingsError('the settings file does not hold one JSON object');
   const hooks = (s as Settings).hooks;
   if (hooks === undefined) return;
-  if (!hooks || typeof hooks !== 'object' || Array.isArray(hooks)) throw new SettingsError('"hooks" in the settings file is not an object; left untouched');
+  if (!hooks || typeof hooks !== 'object' || Array.isArray(hooks))
+    throw new SettingsError('"hooks" in the settings file is not an object; left untouched');
   for (const [event, groups] of Object.entries(hooks)) {
     if (!Array.isArray(groups)) throw new SettingsError(`"hooks.${event}" in the settings file is not an array; left untouched`);
     groups.forEach((g, i) => {
-      if (!g || typeof g !== 'object' || !Array.isArray((g as MatcherGroup).hooks)) throw new SettingsError(`"hooks.${event}[${i}]" has no "hooks" array; left untouched`);
+      if (!g || typeof g !== 'object' || !Array.isArray((g as MatcherGroup).hooks))
+        throw new SettingsError(`"hooks.${event}[${i}]" has no "hooks" array; left untouched`);
     });
   }
 }
@@ -145,7 +148,8 @@ export function installedSunsetHooks(settings: Settings): string[] {
   const out: string[] = [];
   for (const [event, groups] of Object.entries(settings.hooks ?? {})) {
     if (!Array.isArray(groups)) continue;
-    for (const g of groups) if (Array.isArray(g?.hooks) && g.hooks.some(isSunsetHook)) out.push(g.matcher ? `${event}[${g.matcher}]` : event);
+    for (const g of groups)
+      if (Array.isArray(g?.hooks) && g.hooks.some(isSunsetHook)) out.push(g.matcher ? `${event}[${g.matcher}]` : event);
   }
   return out;
 }
@@ -166,15 +170,15 @@ function readSettings(file: string): { text: string | null; settings: Settings }
   let text: string | null = null;
   try {
     text = readFileSync(file, 'utf8');
-  } catch (err: any) {
-    if (err.code !== 'ENOENT') throw new SettingsError(`${file} cannot be read: ${err.code ?? err.message}`);
+  } catch (err) {
+    if (errorCode(err) !== 'ENOENT') throw new SettingsError(`${file} cannot be read: ${errorCode(err) ?? errorMessage(err)}`);
   }
   if (text === null || !text.trim()) return { text, settings: {} };
   let v: unknown;
   try {
     v = JSON.parse(text);
-  } catch (err: any) {
-    throw new SettingsError(`${file} is not valid JSON (${err.message}); left untouched`);
+  } catch (err) {
+    throw new SettingsError(`${file} is not valid JSON (${errorMessage(err)}); left untouched`);
   }
   checkShape(v);
   return { text, settings: v };
@@ -188,13 +192,17 @@ const stamp = (now: number) => new Date(now).toISOString().replace(/[-:.]/g, '')
  * folder, the file's mode kept). If the file changed meanwhile (Claude Code writes it too), start over,
  * a few times. Nothing is written when nothing changes, or on a dry run.
  */
-export function editSettings(file: string, edit: (s: Settings) => { settings: Settings; removed: number }, o: { dryRun?: boolean; now?: () => number } = {}): EditResult {
+export function editSettings(
+  file: string,
+  edit: (s: Settings) => { settings: Settings; removed: number },
+  o: { dryRun?: boolean; now?: () => number } = {},
+): EditResult {
   const now = o.now ?? Date.now;
   for (let attempt = 0; ; attempt++) {
     const { text, settings } = readSettings(file);
     const { settings: next, removed } = edit(settings);
     const indent = text ? (/^[ \t]*\{\s*\n([ \t]+)"/.exec(text)?.[1] ?? '  ') : '  ';
-    const out = JSON.stringify(next, null, indent) + '\n';
+    const out = `${JSON.stringify(next, null, indent)}\n`;
     const same = JSON.stringify(settings) === JSON.stringify(next);
     const result: EditResult = { file, changed: !same, backup: null, hooks: installedSunsetHooks(next), removed, text: out };
     if (same || o.dryRun) return result;
@@ -233,8 +241,8 @@ function backUp(file: string, at: string): string {
     try {
       copyFileSync(file, name, fsConstants.COPYFILE_EXCL);
       return name;
-    } catch (err: any) {
-      if (err.code !== 'EEXIST' || n >= 100) throw err;
+    } catch (err) {
+      if (errorCode(err) !== 'EEXIST' || n >= 100) throw err;
     }
   }
 }

@@ -31,7 +31,9 @@ interface Cell {
   fg: string | null;
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal's escape sequences this reads
 const ESC_SGR = /\x1b\[([0-9;:]*)m/y;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: ESC starts the terminal's escape sequences this reads
 const OTHER_CSI = /\x1b\[[0-9;?]*[A-Za-z]/y;
 const GLYPH = '\u276f';
 const NBSP = '\u00a0';

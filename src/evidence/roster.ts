@@ -4,6 +4,7 @@
 // row has none. `startedAt` is epoch milliseconds there (an ISO string from other rosters).
 import { z } from 'zod';
 import { run } from '../run.js';
+import { errorMessage } from '../errors.js';
 
 export type Kind = 'interactive' | 'background';
 export type Status = 'busy' | 'waiting' | 'idle' | 'unknown';
@@ -28,6 +29,10 @@ export interface RosterRow {
   attached: boolean | null;
   /** The whole row as printed, unknown fields kept. */
   raw: Record<string, unknown>;
+  /** The agent CLI that runs it (src/agents/clis.ts: 'codex', 'gemini'); absent = Claude Code. */
+  agent?: string;
+  /** An agent CLI's session: the transcript its discovery tied it to (Claude Code's are found under projectsDir). */
+  transcript?: { path: string; mtimeMs: number };
 }
 
 export type RosterResult = { ok: true; rows: RosterRow[]; problems: string[] } | { ok: false; error: string };
@@ -67,10 +72,10 @@ export function parseRoster(stdout: string): RosterResult {
   let data: unknown;
   try {
     data = JSON.parse(stdout);
-  } catch (err: any) {
-    return { ok: false, error: `roster output is not JSON: ${err.message}` };
+  } catch (err) {
+    return { ok: false, error: `roster output is not JSON: ${errorMessage(err)}` };
   }
-  const list = Array.isArray(data) ? data : (data as any)?.agents;
+  const list = Array.isArray(data) ? data : (data as { agents?: unknown } | null)?.agents;
   if (!Array.isArray(list)) return { ok: false, error: 'roster output is neither a JSON array nor an object with an "agents" array' };
   return parseRosterRows(list);
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { readCachedText } from './file-cache.js';
 import type { ProcTable } from './proc.js';
 import { jsonObject } from './claude-code.js';
+import { errorCode, errorMessage } from '../errors.js';
 
 export interface SessionFile {
   pid: number;
@@ -24,11 +25,23 @@ export interface SessionFile {
   /** The agent view's own session (hidden from the roster). */
   spare: boolean;
   features: string[];
+  /**
+   * The messaging socket's protocol as the file names it (`peerProtocol`; 1 on 2.1.300–2.1.332), null when it names
+   * none. One sunset does not know (KNOWN_PEER_PROTOCOLS) makes the socket unknown: nothing is sent over it.
+   */
+  peerProtocol: unknown;
+  protocolKnown: boolean;
   /** The whole file as parsed (its other fields: cwd, name, status, waitingFor, startedAt…). */
   raw: Record<string, unknown>;
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v !== '' ? v : null);
+
+/** The messaging socket's protocols sunset speaks (docs/claude-code.md: `peerProtocol: 1`, 2.1.300–2.1.332). */
+export const KNOWN_PEER_PROTOCOLS: readonly unknown[] = Object.freeze([1]);
+
+/** A protocol field is known when the file names none (it is not required) or names one sunset speaks. */
+export const protocolKnown = (v: unknown, known: readonly unknown[]) => v === undefined || v === null || known.includes(v);
 
 /** Parse one session file. null when it is not a JSON object with a pid. Pure. */
 export function parseSessionFile(text: string): SessionFile | null {
@@ -37,18 +50,22 @@ export function parseSessionFile(text: string): SessionFile | null {
   const pid = typeof r.pid === 'number' && Number.isInteger(r.pid) && r.pid > 0 ? r.pid : null;
   if (pid === null) return null;
   const tmux = str(r.tmux);
-  const pane = tmux ? /\.(%\d+)$/.exec(tmux)?.[1] ?? null : null;
+  const pane = tmux ? (/\.(%\d+)$/.exec(tmux)?.[1] ?? null) : null;
+  const known = protocolKnown(r.peerProtocol, KNOWN_PEER_PROTOCOLS);
   return {
     pid,
     sessionId: str(r.sessionId),
     procStart: typeof r.procStart === 'number' ? String(r.procStart) : str(r.procStart),
-    socket: str(r.messagingSocketPath),
+    // a socket of a protocol sunset does not speak is not one it sends to
+    socket: known ? str(r.messagingSocketPath) : null,
     tmux,
     paneId: pane,
     kind: str(r.kind),
     jobId: str(r.jobId),
     spare: r.spare === true,
     features: Array.isArray(r.peerFeatures) ? r.peerFeatures.filter((x): x is string => typeof x === 'string') : [],
+    peerProtocol: r.peerProtocol ?? null,
+    protocolKnown: known,
     raw: r,
   };
 }
@@ -61,14 +78,18 @@ export type SessionFiles = { ok: true; byPid: Map<number, SessionFile>; unreadab
  * be caught mid-write) is left out and its pid listed in `unreadable` — its session is unknown, never absent: the
  * file roster then defers to the CLI, and the sweep's evidence has no socket and no named pane for it.
  */
-export async function readSessionFiles(claudeDir: string, procs: ProcTable | null, ticksOf: (pid: number) => string | null): Promise<SessionFiles> {
+export async function readSessionFiles(
+  claudeDir: string,
+  procs: ProcTable | null,
+  ticksOf: (pid: number) => string | null,
+): Promise<SessionFiles> {
   const dir = join(claudeDir, 'sessions');
   let names: string[];
   try {
     names = readdirSync(dir);
-  } catch (err: any) {
-    if (err?.code === 'ENOENT') return { ok: true, byPid: new Map(), unreadable: [] };
-    return { ok: false, error: `cannot read ${dir}: ${err?.code ?? err?.message}` };
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return { ok: true, byPid: new Map(), unreadable: [] };
+    return { ok: false, error: `cannot read ${dir}: ${errorCode(err) ?? errorMessage(err)}` };
   }
   const byPid = new Map<number, SessionFile>();
   const unreadable: number[] = [];

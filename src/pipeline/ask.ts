@@ -3,15 +3,14 @@
 // has one); a JSON file in its inbox folder, for a Driver that reads one (`inbox`; `auto`'s fallback); or typed
 // into an interactive session's pane (`pane`, never over a person's draft). A delivery that fails sends
 // nothing: it is tried again later, never counted as made.
-import { mkdir, open } from 'node:fs/promises';
-import { join } from 'node:path';
+import { open } from 'node:fs/promises';
 import type { Config } from '../config.js';
-import { ASK_FILE_PREFIX, type SessionView } from '../evidence/fleet.js';
+import type { SessionView } from '../evidence/fleet.js';
 import { formatDuration } from '../duration.js';
-import { paneDraft, typeIntoPane } from '../evidence/tmux.js';
-import { writeFileAtomic } from '../store/atomic-file.js';
-import { unsafeSegment } from '../doctrine/ids.js';
-import { sendUserMessage } from './socket.js';
+import { exitPathOf } from '../agents/index.js';
+import type { Delivered } from '../agents/types.js';
+
+export type { Delivered } from '../agents/types.js';
 
 /** What the session finished: a Driver's task, or its own Claude Code job. */
 export interface Finished {
@@ -25,37 +24,13 @@ export function askText(f: Finished, askWait: number): string {
   return `sunset: ${what}. Please wrap up and write your close-out now; in about ${formatDuration(askWait)} this session will be asked to exit (its conversation stays resumable).`;
 }
 
-export type Delivered = { ok: true; via: 'socket' | 'inbox' | 'pane'; path?: string } | { ok: false; via: 'socket' | 'inbox' | 'pane'; why: string };
-
+/** The one message, by the session's exit path (src/agents/), which knows how its kind of session is reached. */
 export async function deliverAsk(config: Config, view: SessionView, f: Finished, now: number): Promise<Delivered> {
-  const text = askText(f, config.windows.askWait);
+  const path = exitPathOf(view);
   const how = config.fleet.askVia;
-  if (how === 'pane') {
-    const pane = view.kind === 'interactive' ? view.evidence.pane : null;
-    if (!pane) return { ok: false, via: 'pane', why: 'no pane holds this session' };
-    const draft = await paneDraft(config.fleet.tmuxSocket, pane.paneId, config.probeTimeout);
-    if (draft !== false) return { ok: false, via: 'pane', why: draft === null ? 'its pane cannot be read' : 'a person left a draft in its input box' };
-    const r = await typeIntoPane(config.fleet.tmuxSocket, pane.paneId, text, config.probeTimeout);
-    return r.ok ? { ok: true, via: 'pane' } : { ok: false, via: 'pane', why: r.error ?? 'tmux failed' };
-  }
-  const socket = view.evidence.socket;
-  if (how === 'socket' || (how === 'auto' && socket)) {
-    if (!socket) return { ok: false, via: 'socket', why: 'the session names no messaging socket (~/.claude/sessions/<pid>.json)' };
-    try {
-      await sendUserMessage(socket, text, config.probeTimeout);
-      return { ok: true, via: 'socket', path: socket };
-    } catch (err: any) {
-      return { ok: false, via: 'socket', why: err?.message ?? String(err) };
-    }
-  }
-  const bad = unsafeSegment(view.sessionId);
-  if (bad) return { ok: false, via: 'inbox', why: `refusing to use session id ${JSON.stringify(view.sessionId)} as an inbox folder: ${bad}` };
-  const dir = join(config.fleet.inboxDir, view.sessionId);
-  await mkdir(dir, { recursive: true });
-  const file = join(dir, `${ASK_FILE_PREFIX}${f.id}.json`);
-  const body = { type: 'sunset-exit-ask', taskId: f.id, sessionId: view.sessionId, at: new Date(now).toISOString(), text };
-  await writeFileAtomic(file, JSON.stringify(body, null, 2) + '\n', { durable: false }); // read only by its live session, which a power cut ends
-  return { ok: true, via: 'inbox', path: file };
+  // unreachable from the ask worker (its verdict protects such a session: kind-unknown): nothing is sent
+  if (!path) return { ok: false, via: how === 'auto' ? 'socket' : how, why: 'what kind of session this is cannot be told: no exit path' };
+  return path.ask({ config }, view, { id: f.id, text: askText(f, config.windows.askWait), at: now });
 }
 
 /**

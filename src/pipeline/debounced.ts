@@ -6,7 +6,7 @@ export interface DebouncedOptions {
   /** Handle one batch of changed keys. */
   run: (keys: string[]) => Promise<void>;
   /** A batch that failed (the watcher says so; a lost change only waits for the next sweep). */
-  onError: (err: any) => void;
+  onError: (err: unknown) => void;
 }
 
 export class Debounced {

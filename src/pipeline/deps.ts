@@ -4,19 +4,18 @@ import { createHash } from 'node:crypto';
 import { Job, type ConnectionOptions, type Queue } from 'bullmq/dist/cjs/classes/index.js';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { dryRunAuditFile, fileAudit, type Audit } from '../store/audit.js';
+import { auditFile, fileAudit, type Audit } from '../store/audit.js';
 import { Alarms } from '../store/alarms.js';
 import { fleetCache, type FleetSource } from '../evidence/fleet-cache.js';
 import { expireFactsReader } from '../store/expire-state.js';
 import { redisLink, type RedisLink } from '../redis.js';
-import { decided } from './events.js';
-import { DryRunLatches, dryRunHost } from './dry-run.js';
-import { exitPriority, underPressure } from '../evidence/meminfo.js';
+import { dryRun } from './dry-run.js';
+import { fileStore, type ChainStore } from './store.js';
+import { realActs, type Acts } from './acts.js';
+import { exitPriority, memAvailable, underPressure } from '../evidence/meminfo.js';
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import { latchTask, readTask, type LatchPatch, type Task } from '../tasks/tasks.js';
 import type { LatchBase, WrittenStat } from '../tasks/tasks.js';
-import { readExit } from '../store/ledger.js';
-import { requestExitId } from '../../queues/session-exit.js';
 import { policyFrom, type Policy } from '../doctrine/verdict.js';
 import { Producer } from '../../queues/common.js';
 import { taskTerminalQueue } from '../../queues/task-terminal.js';
@@ -25,6 +24,8 @@ import { exitRetryQueue } from '../../queues/exit-retry.js';
 import { sessionExitQueue } from '../../queues/session-exit.js';
 import { expireScanQueue } from '../../queues/expire-scan.js';
 import { reconcileQueue } from '../../queues/reconcile.js';
+import { alarmDeliveryQueue } from '../../queues/alarm-delivery.js';
+import { enqueueRecord } from '../alarms/enqueue.js';
 import { IdleNotices } from './idle-notices.js';
 
 export function createProducers(config: Config, connection: ConnectionOptions, host = config.host) {
@@ -35,6 +36,7 @@ export function createProducers(config: Config, connection: ConnectionOptions, h
     exit: new Producer(sessionExitQueue, host, connection),
     expire: new Producer(expireScanQueue, host, connection),
     reconcile: new Producer(reconcileQueue, host, connection),
+    delivery: new Producer(alarmDeliveryQueue, host, connection),
   };
 }
 export type Producers = ReturnType<typeof createProducers>;
@@ -100,8 +102,10 @@ export interface PipelineDeps {
   ownWrites: OwnWrites;
   now: () => number;
   dryRun: boolean;
-  /** A dry run's latches (in memory: nothing the real run reads is written); null in a real run. */
-  dry: DryRunLatches | null;
+  /** Where latches go and chains' facts come from: the files (the real run), or a dry run's memory. */
+  store: ChainStore;
+  /** What each step does and how it is said: the real run's, or a dry run's (src/pipeline/acts.ts, dry-run.ts). */
+  acts: Acts;
   /** Idle notices from busy sessions (src/pipeline/idle-notices.ts); null: a dry run, or fleet.idleNotices off. */
   idle: IdleNotices | null;
   /** Whether Redis answers, as `sunset up` last saw it (the web's pages, /healthz and /metrics say so). */
@@ -117,29 +121,57 @@ export interface RedisState {
   error?: string;
 }
 
+/** What differs between the real run and a dry run (src/pipeline/dry-run.ts): handed to the same code. */
+export interface RunSet {
+  /** The host its queues are named for. */
+  host: string;
+  auditFile: string;
+  store: ChainStore;
+  acts: Acts;
+  /** It may send to a session (a dry run sends nothing, not even a request for idle notices). */
+  sends: boolean;
+}
+
+function realRun(config: Config): RunSet {
+  return {
+    host: config.host,
+    auditFile: auditFile(config.stateDir),
+    store: fileStore(config.stateDir),
+    acts: realActs(),
+    sends: true,
+  };
+}
+
 /** Everything a worker or a one-shot command needs, on its own Redis connection. */
-export function createDeps(config: Config, o: { log: Logger; audit?: Audit; now?: () => number; dryRun?: boolean; oneShot?: boolean }): PipelineDeps {
+export function createDeps(
+  config: Config,
+  o: { log: Logger; audit?: Audit; now?: () => number; dryRun?: boolean; oneShot?: boolean },
+): PipelineDeps {
   // a one-shot command (sunset exit) fails fast when Redis is away; `sunset up` waits it out
   const link = redisLink(config, { oneShot: o.oneShot });
   // a dry run's schedule of its own: queues named for <host>.dry-run never meet the real run's
-  const dry = o.dryRun ? new DryRunLatches() : null;
-  const producers = createProducers(config, link.connection(), dry ? dryRunHost(config.host) : config.host);
+  const run = o.dryRun ? dryRun(config) : realRun(config);
+  const producers = createProducers(config, link.connection(), run.host);
   links.set(producers, link);
   return {
     config,
     policy: policyFrom(config),
     log: o.log,
-    audit: o.audit ?? (dry ? fileAudit(config.stateDir, undefined, dryRunAuditFile(config.stateDir)) : fileAudit(config.stateDir)),
-    alarms: new Alarms(config, o.log),
-    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir), ...(dry ? { dry } : {}) })),
+    audit: o.audit ?? fileAudit(config.stateDir, undefined, run.auditFile),
+    // the real run's alarms go out through its delivery queue (one job per channel, retried); a dry run raises none
+    alarms: new Alarms(config, o.log, run.sends ? (kind, key) => enqueueRecord(producers.delivery, config, kind, key) : null),
+    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir), ...run.store.sweep })),
     producers,
     ownWrites: new OwnWrites(),
     now: o.now ?? Date.now,
     dryRun: Boolean(o.dryRun),
-    dry,
-    // a dry run sends nothing to a session, not even this (an interactive one shows the request to its person)
+    store: run.store,
+    acts: run.acts,
     redis: { up: true, where: link.where },
-    idle: dry || !config.fleet.idleNotices ? null : new IdleNotices({ log: o.log, timeoutMs: config.probeTimeout, promote: (w) => promote(producers[w.queue].queue, w.jobId) }),
+    idle:
+      !run.sends || !config.fleet.idleNotices
+        ? null
+        : new IdleNotices({ log: o.log, timeoutMs: config.probeTimeout, promote: (w) => promote(producers[w.queue].queue, w.jobId) }),
   };
 }
 
@@ -162,14 +194,18 @@ export async function latch(deps: PipelineDeps, taskId: string, patch: LatchPatc
 export async function loadTask(deps: PipelineDeps, taskId: string): Promise<Task | null> {
   const r = await readTask(deps.config.fleet.tasksDir, taskId);
   if (r.kind === 'task') return r.task;
-  if (r.kind === 'invalid') deps.log.warn({ event: 'task:invalid', taskId, problem: r.invalid.problem }, `task ${taskId} is invalid and left untouched: ${r.invalid.problem}`);
+  if (r.kind === 'invalid')
+    deps.log.warn(
+      { event: 'task:invalid', taskId, problem: r.invalid.problem },
+      `task ${taskId} is invalid and left untouched: ${r.invalid.problem}`,
+    );
   return null;
 }
 
 /** Under memory pressure, exit jobs carry a priority so the largest RSS leaves first. */
 export function exitPriorityNow(deps: PipelineDeps, rssBytes: number | null | undefined): number | undefined {
   const floor = deps.config.memoryFloorMB === null ? null : deps.config.memoryFloorMB * 1024 * 1024;
-  return exitPriority(rssBytes, underPressure(floor));
+  return exitPriority(rssBytes, underPressure(floor, memAvailable(deps.config.meminfoPath)));
 }
 
 /** Each snapshot's rows by sessionId and by short id, made once (a reconcile pass looks up every chain's session). */
@@ -198,7 +234,11 @@ export function sessionFor(snap: FleetSnapshot, sessionId: string): SessionView 
  * before the grace ended can only say grace-pending again), else one at most 1 s old, shared with every job
  * judged at about the same moment (src/evidence/fleet-cache.ts).
  */
-export async function look(deps: PipelineDeps, sessionId: string, notBefore?: number): Promise<{ rosterOk: boolean; view: SessionView | null }> {
+export async function look(
+  deps: PipelineDeps,
+  sessionId: string,
+  notBefore?: number,
+): Promise<{ rosterOk: boolean; view: SessionView | null }> {
   const now = deps.now();
   // a session that has just said it is idle or gone: only a sweep taken after it can tell
   const heard = deps.idle?.noticeAt(sessionId);
@@ -208,47 +248,11 @@ export async function look(deps: PipelineDeps, sessionId: string, notBefore?: nu
   return { rosterOk: snap.roster.ok, view: snap.roster.ok ? sessionFor(snap, sessionId) : null };
 }
 
-/**
- * A task's session is not running any more — a record (a background job's row keeps no pid), absent from a
- * roster that answered (an interactive session's row goes), or its process gone — so its chain ends in
- * exitedAt, never silently. Who ended it, when sunset can tell: sunset (its exit call is in the ledger),
- * else someone else (a person's `claude stop` or /exit, Claude Code's own reaper, a crash).
- */
-export async function endedElsewhere(deps: PipelineDeps, task: Task, view: SessionView | null | undefined): Promise<void> {
-  if (task.exitedAt || !task.terminal) return;
-  const by = whoEnded(deps, task, view ?? null);
-  const fields = { taskId: task.id, sessionId: task.sessionId, by: by.by, how: by.how, ...evidenceOf(view ?? undefined) };
-  const words = `task ${task.id}: its session is not running any more (${by.how}); latching exitedAt`;
-  if (deps.dry) {
-    deps.dry.latch(`task/${task.id}`, { exitedAt: new Date(deps.now()).toISOString() });
-    return decided(deps, 'would-end', fields, `would end: ${words}`);
-  }
-  const res = await latch(deps, task.id, { exitedAt: new Date(deps.now()).toISOString() });
-  decided(deps, 'chain:session-ended', fields, words, { audit: Boolean(res.applied.exitedAt) });
-}
-
-/** Who ended a session sunset finds not running: sunset, when one of this task's exit calls is in the ledger. */
-export function whoEnded(deps: PipelineDeps, task: Task, view: SessionView | null): { by: 'sunset' | 'other'; how: string } {
-  for (let n = task.exitRequests; n >= 1; n--) {
-    const rec = task.sessionId ? readExit(deps.config.stateDir, requestExitId(task.id, task.sessionId, n)) : null;
-    if (rec?.calledAt) return { by: 'sunset', how: `sunset's exit request ${n} (${rec.method ?? 'its exit path'})` };
-  }
-  if (!view) return { by: 'other', how: 'its row has left the roster: ended outside sunset (a person, a crash)' };
-  if (view.verdict === 'gone') return { by: 'other', how: `its process has ended (${view.evidence.liveWhy ?? 'gone'}), not by sunset` };
-  const state = view.row.state;
-  if (state === 'stopped') return { by: 'other', how: 'the roster keeps it as a stopped record: ended by `claude stop` outside sunset' };
-  // a done job's record stays `done` whoever ended it: a person's `claude stop`, or Claude Code's own reaper —
-  // which skips a pinned job, so a pinned one was a person (or a crash)
-  if (state === 'done')
-    return {
-      by: 'other',
-      how: view.evidence.pinned
-        ? 'the roster keeps it as a done record: ended outside sunset (a person\'s `claude stop` or a crash: Claude Code\'s own reaper skips a pinned job)'
-        : 'the roster keeps it as a done record: ended outside sunset (a person\'s `claude stop`, or Claude Code\'s own reaper, which retires settled jobs)',
-    };
-  return { by: 'other', how: `the roster keeps it as a record${state ? ` (${state})` : ''}: ended outside sunset` };
-}
+// a task's session found not running: src/pipeline/chain-kinds/task.ts
+export { endedElsewhere, whoEnded } from './chain-kinds/task.js';
 
 export function evidenceOf(view: SessionView | undefined) {
-  return view ? { verdict: view.verdict, reasons: view.reasons, next: view.next, evidence: view.evidence, rssBytes: view.rssBytes } : undefined;
+  return view
+    ? { verdict: view.verdict, reasons: view.reasons, next: view.next, evidence: view.evidence, rssBytes: view.rssBytes }
+    : undefined;
 }

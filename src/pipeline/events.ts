@@ -17,6 +17,9 @@ export type Decision =
   | 'chain:session-ended'
   | 'expire:requested'
   | 'expire:gave-up'
+  // resume, kept (src/store/kept.ts): a copy of an exited session's transcript made, or not
+  | 'resume:kept'
+  | 'resume:not-kept'
   // a dry run's steps (src/pipeline/dry-run.ts)
   | 'would-release'
   | 'would-ask'
@@ -32,7 +35,13 @@ type Level = 'info' | 'warn';
  * Record a decision: the audit gets every field (evidence included), the log every field but the evidence,
  * and `message` in a person's words. `audit: false` logs only (a replay that latched nothing).
  */
-export function decided(deps: Pick<PipelineDeps, 'audit' | 'log'>, event: Decision, fields: Record<string, unknown>, message: string, o: { level?: Level; audit?: boolean } = {}): void {
+export function decided(
+  deps: Pick<PipelineDeps, 'audit' | 'log'>,
+  event: Decision,
+  fields: Record<string, unknown>,
+  message: string,
+  o: { level?: Level; audit?: boolean } = {},
+): void {
   // both built field by field: V8 makes a literal that spreads after a field, or a rest spread, a slow dictionary object
   if (o.audit !== false) {
     const entry: AuditEntry = { event };

@@ -1,14 +1,16 @@
 // expire: the backstop for sessions no task reaches (ADR-0010 decision 3). Every expireEvery, live
 // untasked sessions idle past expireIdle — roster idle, unattached, inbox drained, every probe answered —
 // get an exit job on the rate-limited path; the same ≤ max requests, then one alarm naming the session.
+// The scan starts each chain and takes its steps (src/pipeline/chain-kinds/expire.ts is the chain's kind);
+// what a step does is the run's (deps.acts.expire): the real run's here, a dry run's in dry-run.ts.
 import type { PipelineDeps } from './deps.js';
-import { expireKey, updateExpireFacts } from '../store/expire-state.js';
-import { expireExitId } from '../../queues/session-exit.js';
 import { evidenceOf } from './deps.js';
+import { commandMissing, missingClaude, onceFor, sayClaudeMissing } from '../evidence/claude-cli.js';
 import type { SessionView } from '../evidence/fleet.js';
 import { judge } from '../doctrine/judge.js';
 import { chainStep } from '../doctrine/chain.js';
 import { decided } from './events.js';
+import { expireKind, expireRef, latchExpire, type ExpireRef } from './chain-kinds/expire.js';
 
 export interface ExpireLine {
   id: string | null;
@@ -20,11 +22,42 @@ export interface ExpireLine {
   silenceMs?: number | null;
 }
 
-export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean } = {}): Promise<{ ok: boolean; error?: string; lines: ExpireLine[] }> {
-  const dry = opts.dryRun || deps.dryRun;
+/** One expire step on one session: its chain, the session as the scan saw it, and when (ISO). */
+export interface ExpireStep {
+  ref: ExpireRef;
+  view: SessionView;
+  at: string;
+}
+
+/** What each of expire's steps does: the real run's, a dry run's, or a preview's (`--dry-run` of one scan). */
+export interface ExpireActs {
+  /** Request n: latch it, enqueue its exit job, say it. What the scan's line says. */
+  request(deps: PipelineDeps, x: ExpireStep, n: number): Promise<'enqueued' | 'would-enqueue'>;
+  /** The give-up: one session-will-not-exit alarm, latched, said. */
+  giveUp(deps: PipelineDeps, x: ExpireStep): Promise<'gave-up' | 'would-give-up'>;
+  /** Request n is latched and its exit job has not finished: it may be missing (a crash, a flush) — the same job again. */
+  confirm(deps: PipelineDeps, ref: ExpireRef, n: number): Promise<void>;
+  /** A scan when a step falls due. */
+  wake(deps: PipelineDeps, at: number): Promise<void>;
+}
+
+export async function runExpireScan(
+  deps: PipelineDeps,
+  opts: { dryRun?: boolean } = {},
+): Promise<{ ok: boolean; error?: string; lines: ExpireLine[] }> {
+  // --dry-run says what this run would do: the real run's preview writes and queues nothing; a dry run's is its own
+  const acts = opts.dryRun ? deps.acts.preview : deps.acts.expire;
   const snap = await deps.fleet(0, { tmux: 'if-needed' });
   if (!snap.roster.ok) {
-    deps.log.warn({ event: 'expire:roster-failed', error: snap.roster.error }, 'expire scan: roster failed; nothing expires');
+    // a CLI that is not there is said once (src/evidence/claude-cli.ts); the same failure again, only at debug
+    const error = snap.roster.error;
+    const missing = commandMissing(error) ? missingClaude(deps.config.fleet) : [];
+    const said = missing.length
+      ? sayClaudeMissing(deps.log, missing)
+      : onceFor(deps.log, `expire:roster-failed ${error}`, () =>
+          deps.log.warn({ event: 'expire:roster-failed', error }, 'expire scan: roster failed; nothing expires'),
+        );
+    if (!said) deps.log.debug({ event: 'expire:roster-failed', error }, 'expire scan: roster failed; nothing expires');
     return { ok: false, error: snap.roster.error, lines: [] };
   }
   const lines: ExpireLine[] = [];
@@ -40,15 +73,11 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       lines.push({ ...base, action: 'spared', reasons: s.reasons });
       continue;
     }
-    const start = String(Math.round(s.procStartMs ?? 0));
-    const key = expireKey(s.sessionId, s.procStartMs);
+    const ref = expireRef(s.sessionId, s.procStartMs);
     const now = deps.now();
-    const iso = new Date(now).toISOString();
-    const step = chainStep({ kind: 'expire', requests: 0, ...(s.evidence.expire ?? {}) }, deps.policy);
+    const step = chainStep({ kind: expireKind.shape, requests: 0, ...(s.evidence.expire ?? {}) }, deps.policy);
     if (step.step === 'confirm') {
-      // request n is latched and its exit job has not finished: it may be missing (a crash between latch and
-      // enqueue, a flush) — the same job again, which only confirms if its call was made (the exit ledger)
-      if (!dry) await deps.producers.exit.add(expireExitId(s.sessionId, start, step.n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n: step.n });
+      await acts.confirm(deps, ref, step.n);
       lines.push({ ...base, action: 'waiting', n: step.n < deps.config.maxExitRequests ? step.n + 1 : undefined });
       continue;
     }
@@ -57,35 +86,11 @@ export async function runExpireScan(deps: PipelineDeps, opts: { dryRun?: boolean
       lines.push({ ...base, action: 'waiting', n: step.step === 'request' ? step.n : undefined });
       continue;
     }
-    if (step.step === 'request') {
-      const n = step.n;
-      if (dry) {
-        decided(deps, 'would-expire', { sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) }, `expire: would request exit ${n} of untasked session ${s.label}`, { audit: Boolean(deps.dry) });
-        // in a dry-run pipeline the step goes on in its own schedule; `sunset expire --dry-run` only says it
-        if (deps.dry) {
-          deps.dry.latch(`expire/${key}`, { requests: n, lastRequestAt: iso });
-          await deps.producers.exit.add(expireExitId(s.sessionId, start, n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n });
-        }
-        lines.push({ ...base, action: 'would-enqueue', n });
-        continue;
-      }
-      updateExpireFacts(deps.config.stateDir, key, { requests: n, lastRequestAt: iso }); // latch, then enqueue
-      await deps.producers.exit.add(expireExitId(s.sessionId, start, n), { reason: 'expire', sessionId: s.sessionId, expireKey: key, n });
-      decided(deps, 'expire:requested', { sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) }, `expire: exit request ${n} for untasked session ${s.label}`);
-      lines.push({ ...base, action: 'enqueued', n });
-    } else if (step.step === 'give-up') {
-      if (dry) {
-        decided(deps, 'would-give-up', { sessionId: s.sessionId, id: s.id, ...evidenceOf(s) }, `expire: would give up on untasked session ${s.label}`, { audit: Boolean(deps.dry) });
-        deps.dry?.latch(`expire/${key}`, { gaveUpAt: iso });
-        lines.push({ ...base, action: 'would-give-up' });
-        continue;
-      }
-      await raiseWillNotExit(deps, s, key);
-      updateExpireFacts(deps.config.stateDir, key, { gaveUpAt: iso });
-      lines.push({ ...base, action: 'gave-up' });
-    }
+    const x: ExpireStep = { ref, view: s, at: new Date(now).toISOString() };
+    if (step.step === 'request') lines.push({ ...base, action: await acts.request(deps, x, step.n), n: step.n });
+    else if (step.step === 'give-up') lines.push({ ...base, action: await acts.giveUp(deps, x) });
   }
-  if (!dry || deps.dry) for (const at of wakes) await wakeScanAt(deps, at);
+  for (const at of wakes) await acts.wake(deps, at);
   return { ok: true, lines };
 }
 
@@ -95,14 +100,74 @@ export async function wakeScanAt(deps: PipelineDeps, at: number): Promise<void> 
   await deps.producers.expire.add(`wake/${s}`, { dryRun: false }, { delay: Math.max(0, s - deps.now()) });
 }
 
-async function raiseWillNotExit(deps: PipelineDeps, s: SessionView, key: string) {
-  decided(deps, 'expire:gave-up', { sessionId: s.sessionId, id: s.id, ...evidenceOf(s) }, `expire: gave up on untasked session ${s.label} after ${deps.config.maxExitRequests} requests`, { level: 'warn' });
-  await deps.alarms.raise('session-will-not-exit', `session/${key}`, {
-    taskId: null,
-    sessionId: s.sessionId,
-    id: s.id,
-    pid: s.pid,
-    rssBytes: s.rssBytes,
-    message: `untasked session ${s.label} was requested to exit ${deps.config.maxExitRequests} times by expire and is still running; a person decides now`,
-  });
+/** Enqueue exit job n of an expire chain. */
+export async function enqueueExpireExit(deps: PipelineDeps, ref: ExpireRef, n: number): Promise<void> {
+  await deps.producers.exit.add(expireKind.ids.exit(ref, ref.sessionId, n), expireKind.exitData(ref, ref.sessionId, n));
+}
+
+/** The real run's expire steps. */
+export function realExpireActs(): ExpireActs {
+  return {
+    async request(deps, { ref, view: s, at }, n) {
+      await latchExpire(deps, ref, { requests: n, lastRequestAt: at }); // latch, then enqueue
+      await enqueueExpireExit(deps, ref, n);
+      decided(
+        deps,
+        'expire:requested',
+        { sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) },
+        `expire: exit request ${n} for untasked session ${s.label}`,
+      );
+      return 'enqueued';
+    },
+    async giveUp(deps, { ref, view: s, at }) {
+      decided(
+        deps,
+        'expire:gave-up',
+        { sessionId: s.sessionId, id: s.id, ...evidenceOf(s) },
+        `expire: gave up on untasked session ${s.label} after ${deps.config.maxExitRequests} requests`,
+        { level: 'warn' },
+      );
+      await deps.alarms.raise('session-will-not-exit', expireKind.alarmKey(ref), {
+        taskId: null,
+        sessionId: s.sessionId,
+        id: s.id,
+        pid: s.pid,
+        rssBytes: s.rssBytes,
+        message: `untasked session ${s.label} was requested to exit ${deps.config.maxExitRequests} times by expire and is still running; a person decides now`,
+      });
+      await latchExpire(deps, ref, { gaveUpAt: at });
+      return 'gave-up';
+    },
+    // a job whose call was made only confirms (the exit ledger)
+    confirm: enqueueExpireExit,
+    wake: wakeScanAt,
+  };
+}
+
+/** What expire would do, said (and, `audit`, audited): a preview changes nothing. */
+export function previewExpireActs(audit = false): ExpireActs {
+  return {
+    async request(deps, { view: s }, n) {
+      decided(
+        deps,
+        'would-expire',
+        { sessionId: s.sessionId, id: s.id, n, ...evidenceOf(s) },
+        `expire: would request exit ${n} of untasked session ${s.label}`,
+        { audit },
+      );
+      return 'would-enqueue';
+    },
+    async giveUp(deps, { view: s }) {
+      decided(
+        deps,
+        'would-give-up',
+        { sessionId: s.sessionId, id: s.id, ...evidenceOf(s) },
+        `expire: would give up on untasked session ${s.label}`,
+        { audit },
+      );
+      return 'would-give-up';
+    },
+    confirm: async () => undefined,
+    wake: async () => undefined,
+  };
 }

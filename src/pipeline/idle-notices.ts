@@ -17,6 +17,7 @@ import { dirname, join } from 'node:path';
 import type { Logger } from '../log.js';
 import type { SessionView } from '../evidence/fleet.js';
 import { sendLines } from './socket.js';
+import { errorMessage } from '../errors.js';
 
 /** A deferred job to promote when its session says it is idle or has exited. */
 export interface Wake {
@@ -82,7 +83,8 @@ export class IdleNotices {
    */
   watch(view: SessionView | undefined, wake: Wake, why: 'busy' | 'confirm' = 'busy'): void {
     if (this.closed || !view) return;
-    if (why === 'busy' && view.due?.passes !== false && view.reasons.some((r) => ENDS_WITH_THE_TURN.has(r))) this.onFileMove(view.sessionId, wake);
+    if (why === 'busy' && view.due?.passes !== false && view.reasons.some((r) => ENDS_WITH_THE_TURN.has(r)))
+      this.onFileMove(view.sessionId, wake);
     if (!view.evidence.socket || !view.evidence.notifyIdle) return;
     if (why === 'busy' && !IdleNotices.worthIt(view)) return;
     const target = view.evidence.socket;
@@ -97,7 +99,10 @@ export class IdleNotices {
     const last = this.said.get(view.sessionId);
     const wait = last && last.state === 'idle' ? Math.max(0, last.at + REASK_AFTER_MS - Date.now()) : 0;
     const send = () => void this.send(target, entry);
-    if (wait === 0) return send();
+    if (wait === 0) {
+      send();
+      return;
+    }
     const t = setTimeout(() => {
       this.timers.delete(t);
       send();
@@ -136,7 +141,10 @@ export class IdleNotices {
     if (this.said.size > 10_000) this.said.delete(this.said.keys().next().value!);
     const woke: string[] = [];
     for (const w of wakes.values()) if (await this.d.promote(w).catch(() => false)) woke.push(w.jobId);
-    this.d.log.info({ event: 'idle:file-moved', sessionId, state, woke }, `session ${sessionId}'s file says it is ${state === 'exited' ? 'gone' : state}: ${woke.length ? `looking again now (${woke.join(', ')})` : 'nothing was waiting on it'}`);
+    this.d.log.info(
+      { event: 'idle:file-moved', sessionId, state, woke },
+      `session ${sessionId}'s file says it is ${state === 'exited' ? 'gone' : state}: ${woke.length ? `looking again now (${woke.join(', ')})` : 'nothing was waiting on it'}`,
+    );
     return woke;
   }
 
@@ -144,13 +152,19 @@ export class IdleNotices {
     if (this.closed || this.pending.get(target) !== entry) return;
     const l = await this.listener(dirname(target));
     if (!l) return this.forget(target, entry);
-    const line = JSON.stringify({ type: 'control', action: 'notify_when_idle', from: `uds:${l.path}`, msg_id: entry.msgId }) + '\n';
+    const line = `${JSON.stringify({ type: 'control', action: 'notify_when_idle', from: `uds:${l.path}`, msg_id: entry.msgId })}\n`;
     try {
       await sendLines(target, line, this.d.timeoutMs);
-      this.d.log.debug({ event: 'idle:asked', sessionId: entry.sessionId, socket: target, jobs: [...entry.wakes.keys()] }, `asked session ${entry.sessionId} to say when it is next idle`);
-    } catch (err: any) {
+      this.d.log.debug(
+        { event: 'idle:asked', sessionId: entry.sessionId, socket: target, jobs: [...entry.wakes.keys()] },
+        `asked session ${entry.sessionId} to say when it is next idle`,
+      );
+    } catch (err) {
       // no notice will come: the jobs stay deferred to their recheck (the fallback)
-      this.d.log.debug({ event: 'idle:not-asked', sessionId: entry.sessionId, error: err?.message }, `could not ask session ${entry.sessionId} for an idle notice: ${err?.message}`);
+      this.d.log.debug(
+        { event: 'idle:not-asked', sessionId: entry.sessionId, error: errorMessage(err) },
+        `could not ask session ${entry.sessionId} for an idle notice: ${errorMessage(err)}`,
+      );
       this.forget(target, entry);
     }
   }
@@ -168,7 +182,10 @@ export class IdleNotices {
       l = new Promise((resolve) => {
         const server = createServer((s) => this.accept(s));
         server.once('error', (err) => {
-          this.d.log.warn({ event: 'idle:listen-failed', path, error: err.message }, `cannot listen for idle notices at ${path} (${err.message}); busy sessions are looked at again at each recheck`);
+          this.d.log.warn(
+            { event: 'idle:listen-failed', path, error: err.message },
+            `cannot listen for idle notices at ${path} (${err.message}); busy sessions are looked at again at each recheck`,
+          );
           resolve(null);
         });
         server.listen(path, () => {
@@ -202,7 +219,7 @@ export class IdleNotices {
   }
 
   private async onLine(raw: string) {
-    let m: any;
+    let m: { action?: unknown; orig_msg_id?: unknown; state?: unknown; [k: string]: unknown } | null;
     try {
       m = JSON.parse(raw);
     } catch {
@@ -219,7 +236,10 @@ export class IdleNotices {
     if (this.said.size > 10_000) this.said.delete(this.said.keys().next().value!);
     const woke: string[] = [];
     for (const w of entry.wakes.values()) if (await this.d.promote(w).catch(() => false)) woke.push(w.jobId);
-    this.d.log.info({ event: 'idle:notice', sessionId: entry.sessionId, state, woke }, `session ${entry.sessionId} says it is ${state === 'exited' ? 'gone' : state}: ${woke.length ? `looking again now (${woke.join(', ')})` : 'nothing was waiting on it'}`);
+    this.d.log.info(
+      { event: 'idle:notice', sessionId: entry.sessionId, state, woke },
+      `session ${entry.sessionId} says it is ${state === 'exited' ? 'gone' : state}: ${woke.length ? `looking again now (${woke.join(', ')})` : 'nothing was waiting on it'}`,
+    );
   }
 
   async close() {

@@ -5,13 +5,14 @@
 // (fleet.pinProtected; under low memory that reaper acts within 60 s). The folders watched follow the sweeps:
 // each live background job's, and `jobs/` itself (a new job's folder). A lost event only delays: reconcile
 // derives the same again.
+import { errorMessage } from '../errors.js';
 import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import type { FleetSnapshot } from '../evidence/fleet.js';
 import { readJobState } from '../evidence/claude-code.js';
 import type { PipelineDeps } from './deps.js';
-import { beginJobChains } from './chains.js';
+import { beginJobChains } from './chain-kinds/job.js';
 import { syncPins } from './pins.js';
 import { Debounced } from './debounced.js';
 
@@ -33,7 +34,8 @@ export class JobWatcher {
     this.batch = new Debounced({
       debounceMs: o.debounceMs ?? 250,
       run: (ids) => o.onChange(ids),
-      onError: (err) => o.log.warn({ event: 'jobs-watch:failed', error: err?.message ?? String(err) }, `a job's change could not be looked at: ${err?.message ?? err}`),
+      onError: (err) =>
+        o.log.warn({ event: 'jobs-watch:failed', error: errorMessage(err) }, `a job's change could not be looked at: ${errorMessage(err)}`),
     });
   }
 

@@ -11,6 +11,7 @@ import { UNREACHABLE } from '../doctrine/verdict.js';
 import { holdsProcess, resolveSession } from '../doctrine/identity.js';
 import { judge } from '../doctrine/judge.js';
 import { decided } from './events.js';
+import { errorMessage } from '../errors.js';
 
 export type PersonExitResult =
   /** joined: a request for this session was already waiting or being carried out; jobId is that one's (one exit call, not two). */
@@ -22,9 +23,12 @@ export type PersonExitResult =
   | { status: 'refused'; view: SessionView; reasons: string[]; overridable: boolean }
   | { status: 'not-queued'; view: SessionView; error: string };
 
-
 /** Judged on fresh evidence first (refusals never need Redis); an exit it would queue that Redis does not take is `not-queued`, with the cause. */
-export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why: string; by: string; override: boolean }): Promise<PersonExitResult> {
+export async function requestPersonExit(
+  deps: PipelineDeps,
+  id: string,
+  o: { why: string; by: string; override: boolean },
+): Promise<PersonExitResult> {
   const snap = await deps.fleet(0, { roster: 'cli' });
   if (!snap.roster.ok) return { status: 'roster-failed', error: snap.roster.error };
   const found = resolveSession(snap.sessions, id, holdsProcess);
@@ -49,16 +53,34 @@ export async function requestPersonExit(deps: PipelineDeps, id: string, o: { why
     // it comes back, minutes later, long after the person was told nothing (the web's answer would hang)
     await answersNow(deps.producers.exit.queue, 2000);
     // one person request per session at a time: a second one while the first waits or works joins it
-    job = await deps.producers.exit.add(jobId, { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() }, { priority: exitPriorityNow(deps, view.rssBytes), dedupe: personDedupeKey(view.sessionId) });
-  } catch (err: any) {
-    return { status: 'not-queued', view, error: `cannot reach Redis at ${redisLinkOf(deps.producers)?.where ?? deps.config.redisUrl} (${err?.message ?? err})` };
+    job = await deps.producers.exit.add(
+      jobId,
+      { reason: 'person', sessionId: view.sessionId, by: o.by, why: o.why, override: o.override, at: new Date(at).toISOString() },
+      { priority: exitPriorityNow(deps, view.rssBytes), dedupe: personDedupeKey(view.sessionId) },
+    );
+  } catch (err) {
+    return {
+      status: 'not-queued',
+      view,
+      error: `cannot reach Redis at ${redisLinkOf(deps.producers)?.where ?? deps.config.redisUrl} (${errorMessage(err)})`,
+    };
   }
   const queued = job?.id ?? jobId;
   if (queued !== jobId) {
-    decided(deps, 'exit:person-joined', { sessionId: view.sessionId, id: view.id, jobId: queued, by: o.by, why: o.why }, `exit of ${view.label} requested by ${o.by}: already requested (job ${queued}), joined it`);
+    decided(
+      deps,
+      'exit:person-joined',
+      { sessionId: view.sessionId, id: view.id, jobId: queued, by: o.by, why: o.why },
+      `exit of ${view.label} requested by ${o.by}: already requested (job ${queued}), joined it`,
+    );
     return { status: 'accepted', jobId: queued, view, joined: true };
   }
-  decided(deps, 'exit:person-request', { sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) }, `exit of ${view.label} requested by ${o.by}`);
+  decided(
+    deps,
+    'exit:person-request',
+    { sessionId: view.sessionId, id: view.id, taskId: view.taskId, by: o.by, why: o.why, override: o.override, ...evidenceOf(view) },
+    `exit of ${view.label} requested by ${o.by}`,
+  );
   return { status: 'accepted', jobId, view };
 }
 

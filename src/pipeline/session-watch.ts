@@ -5,6 +5,7 @@
 // recheck. The messaging socket's idle notice says the same for a session that offers it; this covers one that
 // does not, or a notice that never came. A wrong guess costs one look; a lost event only leaves the job at its
 // recheck. One watch on the folder; each changed file is read once (the evidence's stat-keyed cache).
+import { errorMessage } from '../errors.js';
 import { watch, readdirSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
@@ -49,7 +50,11 @@ export class SessionWatcher {
     this.batch = new Debounced({
       debounceMs: o.debounceMs ?? 100,
       run: (names) => this.look(names),
-      onError: (err) => o.log.warn({ event: 'sessions-watch:failed', error: err?.message ?? String(err) }, `a session file's change could not be looked at: ${err?.message ?? err}`),
+      onError: (err) =>
+        o.log.warn(
+          { event: 'sessions-watch:failed', error: errorMessage(err) },
+          `a session file's change could not be looked at: ${errorMessage(err)}`,
+        ),
     });
   }
 
@@ -61,7 +66,8 @@ export class SessionWatcher {
       });
       this.w.on('error', () => this.again());
     } catch {
-      return this.again(); // no sessions folder yet (no claude has run here): look again in five minutes
+      this.again(); // no sessions folder yet (no claude has run here): look again in five minutes
+      return;
     }
     // what each file says now: a move is a change from this
     let names: string[] = [];

@@ -6,7 +6,7 @@ import { createConnection } from 'node:net';
 
 /** The line that sends the model one message. */
 export function userLine(text: string): string {
-  return JSON.stringify({ type: 'user', message: { role: 'user', content: text } }) + '\n';
+  return `${JSON.stringify({ type: 'user', message: { role: 'user', content: text } })}\n`;
 }
 
 /** Connect, write one `user` message, end. Resolves once the line is written and the socket is done; rejects (with why) otherwise. */
@@ -28,7 +28,9 @@ export function sendLines(path: string, lines: string, timeoutMs: number): Promi
     };
     const timer = setTimeout(() => done(new Error(`no answer from ${path} within ${timeoutMs} ms`)), timeoutMs);
     const sock = createConnection(path);
-    sock.on('error', (err: NodeJS.ErrnoException) => done(new Error(`the messaging socket ${path} refused the message: ${err.code ?? err.message}`)));
+    sock.on('error', (err: NodeJS.ErrnoException) =>
+      done(new Error(`the messaging socket ${path} refused the message: ${err.code ?? err.message}`)),
+    );
     // the session answers nothing and keeps the connection open (docs/real-cli-notes.md): the line is out once it
     // is flushed with no error soon after — a socket left by a killed session can accept the connect, then reset
     sock.on('connect', () => sock.end(lines));

@@ -2,6 +2,7 @@
 import type { FleetSnapshot, SessionView } from '../evidence/fleet.js';
 import type { Task } from '../tasks/tasks.js';
 import type { Overhead } from '../evidence/claude-code.js';
+import type { AgentView } from '../evidence/agent-view.js';
 
 export type Lane = 'awaiting-human' | 'active' | 'finished' | 'untasked';
 export const LANES: Lane[] = ['awaiting-human', 'active', 'finished', 'untasked'];
@@ -25,6 +26,8 @@ export interface Report {
   memory: {
     totalBytes: number;
     byLane: Record<Lane, { sessions: number; bytes: number; share: number }>;
+    /** The live sessions' memory by the agent CLI that runs them: 'claude-code', 'codex', 'gemini'. */
+    byAgent: Record<string, { sessions: number; bytes: number }>;
     /** What the sessions eligible right now would give back by leaving. */
     eligible: { sessions: number; bytes: number };
     /** MemAvailable, and whether it is under the configured floor (then exits go largest first). */
@@ -35,12 +38,19 @@ export interface Report {
     /** Sessions plus overhead: what Claude Code holds on this box. */
     fleetBytes: number;
   };
-  /** Open agent views: while one is open, every background session is attach-unknown. */
+  /** Open agent views: while one is open, every background session it lists is attach-unknown. */
   agentViews: number;
+  /** Each one's pid and the folder its `--cwd` narrows it to (null: it lists every background session). */
+  agentViewsOpen: AgentView[];
   /** Claude Code's own reaper: the live background sessions it would retire, soonest first (the next one at most an hour on). */
   claudeReaper: Array<{ id: string | null; label: string; sessionId: string; at: string; why: string; taskState: string | null }>;
   awaitingHuman: AwaitingLane[];
   problems: string[];
+}
+
+/** The agent CLI that runs a session, by its name in the report and the metrics. */
+export function agentOf(s: Pick<SessionView, 'agent'>): string {
+  return s.agent ?? 'claude-code';
 }
 
 export function laneOf(s: SessionView): Lane {
@@ -59,7 +69,10 @@ export function waitingSince(t: Task): { at: string | null; from: AwaitingLane['
   return { at: new Date(t.mtimeMs).toISOString(), from: 'file mtime' };
 }
 
-export function buildReport(f: FleetSnapshot, mem: { availableBytes: number | null; pressure: boolean } = { availableBytes: null, pressure: false }): Report {
+export function buildReport(
+  f: FleetSnapshot,
+  mem: { availableBytes: number | null; pressure: boolean } = { availableBytes: null, pressure: false },
+): Report {
   const live = f.sessions.filter((s) => s.live === true);
   const verdicts: Record<string, number> = {};
   for (const s of f.sessions) verdicts[s.verdict] = (verdicts[s.verdict] ?? 0) + 1;
@@ -68,10 +81,14 @@ export function buildReport(f: FleetSnapshot, mem: { availableBytes: number | nu
 
   const byLane = Object.fromEntries(LANES.map((l) => [l, { sessions: 0, bytes: 0, share: 0 }])) as Report['memory']['byLane'];
   let total = 0;
+  const byAgent: Report['memory']['byAgent'] = {};
   for (const s of live) {
     const lane = byLane[laneOf(s)];
     lane.sessions++;
     lane.bytes += s.rssBytes ?? 0;
+    const agent = (byAgent[agentOf(s)] ??= { sessions: 0, bytes: 0 });
+    agent.sessions++;
+    agent.bytes += s.rssBytes ?? 0;
     total += s.rssBytes ?? 0;
   }
   for (const l of LANES) byLane[l].share = total ? byLane[l].bytes / total : 0;
@@ -113,11 +130,27 @@ export function buildReport(f: FleetSnapshot, mem: { availableBytes: number | nu
     },
     verdicts,
     tasks: { total: f.tasks.length, invalid: f.invalidTasks.length, byState },
-    memory: { totalBytes: total, byLane, eligible: { sessions: eligible.length, bytes: eligibleBytes }, ...mem, overhead: f.overhead, fleetBytes: total + (f.overhead?.bytes ?? 0) },
+    memory: {
+      totalBytes: total,
+      byLane,
+      byAgent,
+      eligible: { sessions: eligible.length, bytes: eligibleBytes },
+      ...mem,
+      overhead: f.overhead,
+      fleetBytes: total + (f.overhead?.bytes ?? 0),
+    },
     agentViews: f.agentViews,
+    agentViewsOpen: f.agentViewsOpen,
     claudeReaper: live
       .filter((s) => s.claudeReaper?.at)
-      .map((s) => ({ id: s.id, label: s.label, sessionId: s.sessionId, at: s.claudeReaper!.at!, why: s.claudeReaper!.why, taskState: s.taskState }))
+      .map((s) => ({
+        id: s.id,
+        label: s.label,
+        sessionId: s.sessionId,
+        at: s.claudeReaper!.at!,
+        why: s.claudeReaper!.why,
+        taskState: s.taskState,
+      }))
       .sort((a, b) => Date.parse(a.at) - Date.parse(b.at)),
     awaitingHuman,
     problems: f.problems,

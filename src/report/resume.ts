@@ -1,10 +1,22 @@
 // The resume ledger: a graceful exit keeps the conversation, so sunset can give it back. Every session it
 // exited (from the exit ledger) and every one it gave up on (from the alarms), with what resumes it.
+import { existsSync } from 'node:fs';
 import type { Config } from '../config.js';
 import { listExits, type ExitRecord } from '../store/ledger.js';
 import type { Alarm } from '../store/alarms.js';
-import { tmuxArgv } from '../evidence/tmux.js';
+import { EXIT_PATHS, exitPathOf } from '../agents/index.js';
+import type { ExitPath } from '../agents/types.js';
 import { resolveSession, type Resolved } from '../doctrine/identity.js';
+import { MAX_EXIT_REQUESTS } from '../doctrine/chain.js';
+import { keptUntil, listKept, resumeFromOf, transcriptsOf, type KeptMeta, type ResumeFrom } from '../store/kept.js';
+
+/** sunset's copy of an exited session's transcript (src/store/kept.ts): its sizes, when made, when it goes by itself (null: when forgotten). */
+export interface KeptCopy {
+  bytes: number;
+  gzBytes: number;
+  keptAt: string;
+  until: string | null;
+}
 
 export interface ResumeEntry {
   outcome: 'exited' | 'gave-up';
@@ -13,24 +25,32 @@ export interface ResumeEntry {
   id: string | null;
   name?: string | null;
   kind: string | null;
+  /** The agent CLI that ran it (claude-code, codex, gemini): its own resume command brings it back. */
+  agent?: string;
+  /** An agent CLI's session: the transcript sunset saw it write (its CLI resumes from it). */
+  transcript?: string | null;
   cwd: string | null;
   at: string;
   why: string;
   rssFreedBytes: number | null;
   /** The command that resumes it, run in `cwd`. */
   resume: string[];
+  /** An exited one: where it resumes from — its transcript, sunset's kept copy, or gone. null: gave up on (still running), or projectsDir could not be read. */
+  resumeFrom: ResumeFrom | null;
+  /** sunset's copy of its transcript, if one is kept. */
+  kept: KeptCopy | null;
 }
 
-export function resumeCommand(config: Pick<Config, 'fleet'>, sessionId: string): string[] {
-  const argv = config.fleet.resumeCommand ?? [config.fleet.claudeCommand, '--resume', '{sessionId}'];
-  return argv.map((w) => w.replace(/\{sessionId\}/g, sessionId));
+/** Its exit path resumes it; a record from before sunset wrote its kind resumes as it always did: `claude --resume`, here. */
+function pathOf(r: { kind?: string | null; agent?: unknown }): ExitPath {
+  return exitPathOf({ kind: r.kind ?? null, agent: typeof r.agent === 'string' ? r.agent : null }) ?? EXIT_PATHS['claude-background'];
 }
 
 function whyOf(r: ExitRecord & Record<string, unknown>): string {
   if (r.reason === 'person') return `a person's request (${r.by ?? '?'}: ${r.why ?? ''}${r.override ? ', overriding protection' : ''})`;
   if (r.reason === 'expire') return `untasked and idle past the expire window (request ${r.n})`;
-  if (r.reason === 'job' || !r.taskId) return `its Claude Code job settled done (request ${r.n} of 3)`;
-  return `task ${r.taskId} finished (request ${r.n} of 3)`;
+  if (r.reason === 'job' || !r.taskId) return `its Claude Code job settled done (request ${r.n} of ${MAX_EXIT_REQUESTS})`;
+  return `task ${r.taskId} finished (request ${r.n} of ${MAX_EXIT_REQUESTS})`;
 }
 
 /** Pure over the ledger and the alarms: newest first. */
@@ -45,11 +65,14 @@ export function resumeEntries(config: Pick<Config, 'fleet'>, exits: ExitRecord[]
       id: r.id ?? null,
       name: (r.name as string | null | undefined) ?? null,
       kind: r.kind ?? null,
+      ...(typeof r.agent === 'string' ? { agent: r.agent, transcript: typeof r.transcript === 'string' ? r.transcript : null } : {}),
       cwd: r.cwd ?? null,
       at: r.finishedAt,
       why: whyOf(r),
       rssFreedBytes: r.rssBytes ?? null,
-      resume: resumeCommand(config, r.sessionId),
+      resume: pathOf(r).resumeCommand(config, r.sessionId),
+      resumeFrom: null,
+      kept: null,
     });
   }
   for (const a of alarms) {
@@ -65,13 +88,52 @@ export function resumeEntries(config: Pick<Config, 'fleet'>, exits: ExitRecord[]
       why: a.message,
       rssFreedBytes: null,
       resume: [],
+      resumeFrom: null,
+      kept: null,
     });
   }
   return out.sort((a, b) => Date.parse(b.at) - Date.parse(a.at));
 }
 
+/** Pure: each exited entry with where it resumes from and its kept copy, given the transcripts there are (null: not known) and the copies. */
+export function withResumeFrom(
+  entries: ResumeEntry[],
+  transcripts: ReadonlySet<string> | null,
+  kept: KeptMeta[],
+  keepDays: number | null,
+): ResumeEntry[] {
+  const bySid = new Map(kept.map((m) => [m.sessionId, m]));
+  return entries.map((e) => {
+    if (e.outcome !== 'exited') return e;
+    const m = bySid.get(e.sessionId) ?? null;
+    return {
+      ...e,
+      resumeFrom: transcripts ? resumeFromOf(transcripts.has(e.sessionId), m) : null,
+      kept: m ? { bytes: m.bytes, gzBytes: m.gzBytes, keptAt: m.keptAt, until: keptUntil(m, keepDays) } : null,
+    };
+  });
+}
+
 export function loadResumeEntries(config: Config, alarms: Alarm[]): ResumeEntry[] {
-  return resumeEntries(config, listExits(config.stateDir), alarms);
+  const entries = resumeEntries(config, listExits(config.stateDir), alarms);
+  const sids = entries.filter((e) => e.outcome === 'exited').map((e) => e.sessionId);
+  const index = sids.length ? transcriptsOf(config, sids) : new Map<string, string>();
+  const transcripts = index ? new Set(index.keys()) : null;
+  // an agent CLI's session resumes from the transcript its discovery tied it to, where that still is
+  for (const e of entries) if (e.agent && e.transcript && existsSync(e.transcript)) transcripts?.add(e.sessionId);
+  return withResumeFrom(entries, transcripts, listKept(config.stateDir), config.resume.keepDays);
+}
+
+/** The kept copies together: how many, their size, and the limits they are kept under. */
+export function keptSummary(config: Pick<Config, 'stateDir' | 'resume'>): {
+  copies: number;
+  gzBytes: number;
+  maxMB: number;
+  keepDays: number | null;
+  keep: boolean;
+} {
+  const all = listKept(config.stateDir);
+  return { copies: all.length, gzBytes: all.reduce((a, m) => a + m.gzBytes, 0), ...config.resume };
 }
 
 /** The newest exited entry for a task id, or a session's short id, sessionId, a unique prefix of either, or name. */
@@ -92,12 +154,7 @@ export function lookupExited(entries: ResumeEntry[], key: string): Resolved<Resu
  * (a new detached session on the configured socket when not inside tmux); a background one runs here.
  */
 export function resumeArgv(config: Pick<Config, 'fleet'>, e: ResumeEntry, insideTmux: boolean): { argv: string[]; attach: string | null } {
-  if (e.kind !== 'interactive') return { argv: e.resume, attach: null };
-  const cwd = e.cwd ?? '.';
-  if (insideTmux && !config.fleet.tmuxSocket) return { argv: ['tmux', 'new-window', '-c', cwd, '--', ...e.resume], attach: null };
-  const name = `sunset-resume-${(e.id ?? e.sessionId).replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 40)}`;
-  const argv = tmuxArgv(config.fleet.tmuxSocket, 'new-session', '-d', '-s', name, '-c', cwd, '--', ...e.resume);
-  return { argv, attach: tmuxArgv(config.fleet.tmuxSocket, 'attach', '-t', name).join(' ') };
+  return pathOf(e).resumeArgv(config, e, insideTmux);
 }
 
 /** One word for a POSIX shell: left bare when it is plainly safe, else in single quotes. */
@@ -105,9 +162,24 @@ export function shellWord(w: string): string {
   return /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : `'${w.replace(/'/g, `'\\''`)}'`;
 }
 
-/** What a person pastes to bring an exited session back: `(cd CWD && claude --resume SID)`, and `sunset resume KEY`. */
-export function resumeLines(e: ResumeEntry): { shell: string; sunset: string } | null {
-  if (e.outcome !== 'exited' || !e.resume.length) return null;
+/**
+ * What a person pastes to bring an exited session back, by where it resumes from. Its transcript (or not known):
+ * `(cd CWD && claude --resume SID)` and `sunset resume KEY`. Only sunset's kept copy: `sunset resume KEY` alone —
+ * it puts the copy back first; the raw command finds no conversation. Gone: none (null), nothing can resume it.
+ */
+export function resumeLines(e: ResumeEntry): { shell: string | null; sunset: string } | null {
+  if (e.outcome !== 'exited' || !e.resume.length || e.resumeFrom === 'gone') return null;
+  const sunset = `sunset resume ${shellWord(e.taskId ?? e.sessionId)}`;
+  if (e.resumeFrom === 'kept copy') return { shell: null, sunset };
   const cmd = e.resume.map(shellWord).join(' ');
-  return { shell: e.cwd ? `(cd ${shellWord(e.cwd)} && ${cmd})` : cmd, sunset: `sunset resume ${shellWord(e.taskId ?? e.sessionId)}` };
+  return { shell: e.cwd ? `(cd ${shellWord(e.cwd)} && ${cmd})` : cmd, sunset };
+}
+
+/**
+ * An entry as `sunset exited --json` and GET /api/exited give it: `resume` (the raw command) only where it works —
+ * empty once the transcript is gone; `sunsetResume` the `sunset resume KEY` that brings it back (null: nothing does).
+ */
+export function entryJson(e: ResumeEntry): ResumeEntry & { sunsetResume: string | null } {
+  const lines = resumeLines(e);
+  return { ...e, resume: lines?.shell ? e.resume : [], sunsetResume: lines?.sunset ?? null };
 }

@@ -51,7 +51,9 @@ export interface Sample {
 /** The census of one snapshot: the report's counts and memory by lane, and the live sessions' silences. Pure. */
 export function censusOf(snap: FleetSnapshot): Omit<Sample, 'since' | 'exits' | 'asks' | 'auditOffset'> {
   const report = buildReport(snap);
-  const byLane = Object.fromEntries(LANES.map((l) => [l, { sessions: report.memory.byLane[l].sessions, bytes: report.memory.byLane[l].bytes }])) as Sample['byLane'];
+  const byLane = Object.fromEntries(
+    LANES.map((l) => [l, { sessions: report.memory.byLane[l].sessions, bytes: report.memory.byLane[l].bytes }]),
+  ) as Sample['byLane'];
   const buckets = Object.fromEntries(SILENCE_BUCKETS.map((b) => [b.label, 0])) as Record<string, number>;
   let longest: number | null = null;
   let longestSessionId: string | null = null;

@@ -28,7 +28,10 @@ export function lastSample(stateDir: string): Sample | null {
       const len = Math.min(size, 256 * 1024);
       const buf = Buffer.alloc(len);
       readSync(fd, buf, 0, len, size - len);
-      const lines = buf.toString('utf8').split('\n').filter((l) => l.trim());
+      const lines = buf
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l.trim());
       for (let i = lines.length - 1; i >= 0; i--) {
         try {
           const s = JSON.parse(lines[i]) as Sample;
@@ -48,7 +51,7 @@ export function lastSample(stateDir: string): Sample | null {
 export function appendSample(stateDir: string, sample: Sample, maxBytes: number = MAX_SAMPLES_BYTES): void {
   mkdirSync(stateDir, { recursive: true });
   const file = join(stateDir, SAMPLES_FILE);
-  const line = JSON.stringify(sample) + '\n';
+  const line = `${JSON.stringify(sample)}\n`;
   let size = 0;
   try {
     size = statSync(file).size;

@@ -22,7 +22,11 @@ export function summariseSamples(samples: Sample[]): SamplesSummary {
   const all = [...samples].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   const ok = all.filter((s) => s.rosterOk);
   const lives = ok.map((s) => s.live).sort((a, b) => a - b);
-  const median = lives.length ? (lives.length % 2 ? lives[(lives.length - 1) / 2] : (lives[lives.length / 2 - 1] + lives[lives.length / 2]) / 2) : null;
+  const median = lives.length
+    ? lives.length % 2
+      ? lives[(lives.length - 1) / 2]
+      : (lives[lives.length / 2 - 1] + lives[lives.length / 2]) / 2
+    : null;
   const peakByLane = Object.fromEntries(LANES.map((l) => [l, 0])) as Record<Lane, number>;
   let peak: Sample | null = null;
   let silence: Sample | null = null;
@@ -48,8 +52,17 @@ export function summariseSamples(samples: Sample[]): SamplesSummary {
     span: { from, to, ms: from && to ? Date.parse(to) - Date.parse(from) : 0 },
     live: { min: lives[0] ?? null, median, max: lives.length ? lives[lives.length - 1] : null },
     rss: { peakBytes: peak?.rssBytes ?? 0, peakAt: peak?.at ?? null, peakByLane },
-    longestSilence: { ms: silence?.silence.longestMs ?? null, at: silence?.at ?? null, sessionId: silence?.silence.longestSessionId ?? null },
-    idle48h: { samples: idle.length, share: ok.length ? idle.length / ok.length : 0, first: idle[0]?.at ?? null, last: idle[idle.length - 1]?.at ?? null },
+    longestSilence: {
+      ms: silence?.silence.longestMs ?? null,
+      at: silence?.at ?? null,
+      sessionId: silence?.silence.longestSessionId ?? null,
+    },
+    idle48h: {
+      samples: idle.length,
+      share: ok.length ? idle.length / ok.length : 0,
+      first: idle[0]?.at ?? null,
+      last: idle[idle.length - 1]?.at ?? null,
+    },
     exits,
     asks,
   };

@@ -13,10 +13,12 @@ import type { Logger } from '../log.js';
 import { gatherFleet, type FleetSnapshot } from '../evidence/fleet.js';
 import { hooksDir } from '../evidence/hooks.js';
 import { pruneHookStates } from '../evidence/hook-events.js';
-import { stageFileSync, stillHolds } from '../store/atomic-file.js';
+import { stageFileSync } from '../store/atomic-file.js';
+import { stillHolds } from '../store/compare-and-swap.js';
 import { tryLockSync, type HeldLock } from '../store/file-lock.js';
 import { censusOf, countAuditSince, type Sample } from './sampler-census.js';
 import { appendSample, lastSample } from './sampler-file.js';
+import { errorMessage } from '../errors.js';
 
 export { censusOf, countAuditSince, IDLE_48H, SILENCE_BUCKETS, type Sample } from './sampler-census.js';
 export { appendSample, lastSample, MAX_SAMPLES_BYTES, readSamples, SAMPLES_FILE, SAMPLES_OLD } from './sampler-file.js';
@@ -91,7 +93,7 @@ function parseLock(text: string | null): LockRecord | null {
 export function holdSamplerLock(stateDir: string, o: { host: string; every: number; now: number; pid?: number }): boolean {
   const file = join(stateDir, 'sampler.lock');
   const me = o.pid ?? process.pid;
-  const record = () => JSON.stringify({ pid: me, host: o.host, heartbeat: new Date(o.now).toISOString() } satisfies LockRecord) + '\n';
+  const record = () => `${JSON.stringify({ pid: me, host: o.host, heartbeat: new Date(o.now).toISOString() } satisfies LockRecord)}\n`;
   let held: Buffer | null;
   try {
     held = readFileSync(file);
@@ -143,7 +145,13 @@ export interface Sampler {
  */
 export function startSampler(
   config: Config,
-  o: { log: Logger; now?: () => number; gather?: () => Promise<FleetSnapshot>; firstAfter?: number; sweeps?: (listener: (snap: FleetSnapshot) => void) => () => void },
+  o: {
+    log: Logger;
+    now?: () => number;
+    gather?: () => Promise<FleetSnapshot>;
+    firstAfter?: number;
+    sweeps?: (listener: (snap: FleetSnapshot) => void) => () => void;
+  },
 ): Sampler {
   const now = o.now ?? Date.now;
   const every = config.windows.sampleEvery;
@@ -171,11 +179,22 @@ export function startSampler(
         if (closed) return null;
         const gather = snap ? () => Promise.resolve(snap) : o.gather ? o.gather : () => gatherFleet(config, { now, tmux: 'if-needed' });
         const sample = await takeSample(config, { now, gather });
-        o.log.info({ event: 'sample:taken', live: sample.live, rssBytes: sample.rssBytes, longestSilenceMs: sample.silence.longestMs, exits: sample.exits, asks: sample.asks, ...(snap ? { rode: true } : {}) }, `sample: ${sample.live} live sessions`);
+        o.log.info(
+          {
+            event: 'sample:taken',
+            live: sample.live,
+            rssBytes: sample.rssBytes,
+            longestSilenceMs: sample.silence.longestMs,
+            exits: sample.exits,
+            asks: sample.asks,
+            ...(snap ? { rode: true } : {}),
+          },
+          `sample: ${sample.live} live sessions`,
+        );
         pruneHookStates(hooksDir(config), HOOK_STATE_KEEP, now());
         return sample;
-      } catch (err: any) {
-        o.log.warn({ event: 'sample:failed', error: err?.message ?? String(err) }, `sampler: ${err?.message ?? err}`);
+      } catch (err) {
+        o.log.warn({ event: 'sample:failed', error: errorMessage(err) }, `sampler: ${errorMessage(err)}`);
         return null;
       } finally {
         running = null;

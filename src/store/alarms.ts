@@ -1,17 +1,20 @@
 // Alarms for a person: kept in stateDir (append-only JSON lines, one per task or session and kind, ever),
-// so a Redis flush loses none; delivered to a webhook and/or a command at least once. A person closes one
+// so a Redis flush loses none; delivered at least once to each channel that wants it (src/alarms/: through the
+// alarm-delivery queue while `sunset up` runs, else straight away, once, and again by the queue). A person closes one
 // by acknowledging it: the ack is a file of its own (stateDir/alarm-acks/<id>.json, created once, never
 // rewritten) and an audit line; the alarm itself stays in alarms.jsonl as it was raised.
-import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { Config } from '../config.js';
 import type { Logger } from '../log.js';
-import { run } from '../run.js';
-import { appendJsonLine, createOnce, readJson, readJsonLines, safeName, writeJsonAtomic } from './state-files.js';
-import { readdirSync } from 'node:fs';
+import { appendJsonLine, createOnce, readJson, readJsonLines, safeName } from './state-files.js';
 import { fileAudit, type Audit } from './audit.js';
+import { alarmId } from './alarm-id.js';
+import { deliverNow } from '../alarms/deliver.js';
+import { markerFile, pendingDeliveries, type Marker } from '../alarms/outbox.js';
 
-export type AlarmKind = 'session-will-not-exit' | 'cap-reached';
+export { alarmId };
+
+export type AlarmKind = 'session-will-not-exit' | 'cap-reached' | 'claude-code-unreadable';
 
 export interface Alarm {
   kind: AlarmKind;
@@ -43,22 +46,21 @@ export type AckResult =
   | { status: 'unknown-id' }
   | { status: 'ambiguous'; matches: ListedAlarm[] };
 
-/** An alarm's id: stable (from its kind and key, raised once ever), short, the same on every listing. */
-export const alarmId = (kind: string, key: string) => createHash('sha256').update(`${kind}\0${key}`).digest('hex').slice(0, 8);
-
 const ackFile = (stateDir: string, id: string) => join(stateDir, 'alarm-acks', `${safeName(id)}.json`);
 
-interface Marker {
-  alarm: Alarm;
-  delivered: boolean;
-}
+/**
+ * What happens to an alarm once raised and kept: `sunset up` hands its alarm-delivery queue (one job per channel,
+ * retried with backoff); anything else delivers it now, once per channel, and leaves what failed to the queue.
+ */
+export type AlarmSink = (kind: string, key: string) => Promise<unknown>;
 
-const markerFile = (stateDir: string, kind: string, key: string) => join(stateDir, 'alarms', kind, `${safeName(key)}.json`);
+type AlarmsConfig = Pick<Config, 'stateDir' | 'host' | 'alarms' | 'probeTimeout'> & Partial<Pick<Config, 'web'>>;
 
 export class Alarms {
   constructor(
-    private readonly config: Pick<Config, 'stateDir' | 'host' | 'alarms' | 'probeTimeout'>,
+    private readonly config: AlarmsConfig,
     private readonly log?: Logger,
+    private readonly sink: AlarmSink | null = null,
   ) {}
 
   /** Raise once per kind and key, ever. Returns the alarm when this call raised it, null when it already was. */
@@ -68,7 +70,15 @@ export class Alarms {
     if (!createOnce(file, { alarm, delivered: false } satisfies Marker)) return null;
     appendJsonLine(join(this.config.stateDir, 'alarms.jsonl'), alarm, { durable: true }); // raised once ever: the list must keep it
     this.log?.warn({ event: 'alarm:raised', ...alarm }, alarm.message);
-    await this.deliver(file, alarm);
+    // kept first, then handed on: a crash in between leaves it undelivered in stateDir, where the queue finds it
+    if (this.sink)
+      await this.sink(kind, key).catch((err: Error) =>
+        this.log?.error(
+          { event: 'alarm:enqueue-failed', kind, key, error: err.message },
+          `alarm ${kind} not queued for delivery (${err.message}); delivered when the queue next looks`,
+        ),
+      );
+    else await deliverNow(this.config, alarm, this.log);
     return alarm;
   }
 
@@ -103,66 +113,43 @@ export class Alarms {
     if (matches.length > 1) return { status: 'ambiguous', matches };
     const alarm = matches[0];
     if (alarm.ack) return { status: 'already', alarm, ack: alarm.ack };
-    const ack: AlarmAck = { id: alarm.id, kind: alarm.kind, key: alarm.key, at: new Date().toISOString(), by: o.by, why: o.why.trim() || '(no reason given)' };
+    const ack: AlarmAck = {
+      id: alarm.id,
+      kind: alarm.kind,
+      key: alarm.key,
+      at: new Date().toISOString(),
+      by: o.by,
+      why: o.why.trim() || '(no reason given)',
+    };
     if (!createOnce(ackFile(this.config.stateDir, alarm.id), ack)) {
       const first = readJson<AlarmAck>(ackFile(this.config.stateDir, alarm.id)) ?? ack;
       return { status: 'already', alarm: { ...alarm, ack: first }, ack: first };
     }
-    (o.audit ?? fileAudit(this.config.stateDir))({ event: 'alarm:acknowledged', alarmId: alarm.id, kind: alarm.kind, key: alarm.key, taskId: alarm.taskId ?? null, sessionId: alarm.sessionId ?? null, by: ack.by, why: ack.why });
-    this.log?.info({ event: 'alarm:acknowledged', alarmId: alarm.id, kind: alarm.kind, key: alarm.key, by: ack.by, why: ack.why }, `alarm ${alarm.id} (${alarm.kind}) acknowledged by ${ack.by}: ${ack.why}`);
+    (o.audit ?? fileAudit(this.config.stateDir))({
+      event: 'alarm:acknowledged',
+      alarmId: alarm.id,
+      kind: alarm.kind,
+      key: alarm.key,
+      taskId: alarm.taskId ?? null,
+      sessionId: alarm.sessionId ?? null,
+      by: ack.by,
+      why: ack.why,
+    });
+    this.log?.info(
+      { event: 'alarm:acknowledged', alarmId: alarm.id, kind: alarm.kind, key: alarm.key, by: ack.by, why: ack.why },
+      `alarm ${alarm.id} (${alarm.kind}) acknowledged by ${ack.by}: ${ack.why}`,
+    );
     return { status: 'acknowledged', alarm: { ...alarm, ack }, ack };
   }
 
-  /** Deliver what a crash left undelivered (at least once). */
+  /** Deliver now, once per channel, what is still undelivered (at least once): the number of alarms tried. */
   async redeliver(): Promise<number> {
-    let n = 0;
-    const root = join(this.config.stateDir, 'alarms');
-    for (const kind of safeReaddir(root)) {
-      for (const name of safeReaddir(join(root, kind))) {
-        const file = join(root, kind, name);
-        const m = readJson<Marker>(file);
-        if (m && !m.delivered) {
-          await this.deliver(file, m.alarm);
-          n++;
-        }
-      }
+    const keys = new Map<string, { kind: string; key: string }>();
+    for (const p of pendingDeliveries(this.config)) keys.set(`${p.kind}\0${p.key}`, p);
+    for (const { kind, key } of keys.values()) {
+      const m = readJson<Marker>(markerFile(this.config.stateDir, kind, key));
+      if (m) await deliverNow(this.config, m.alarm, this.log);
     }
-    return n;
-  }
-
-  private async deliver(file: string, alarm: Alarm): Promise<void> {
-    const { webhook, command } = this.config.alarms;
-    if (!webhook && !command) return writeJsonAtomic(file, { alarm, delivered: true });
-    let ok = true;
-    if (webhook) {
-      try {
-        const res = await fetch(webhook, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(alarm),
-          signal: AbortSignal.timeout(this.config.probeTimeout),
-        });
-        if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      } catch (err: any) {
-        ok = false;
-        this.log?.error({ event: 'alarm:webhook-failed', kind: alarm.kind, key: alarm.key, error: err.message }, 'alarm webhook failed; will retry at next start');
-      }
-    }
-    if (command) {
-      const r = await run(command, { timeoutMs: this.config.probeTimeout, input: JSON.stringify(alarm) });
-      if (!r.ok) {
-        ok = false;
-        this.log?.error({ event: 'alarm:command-failed', kind: alarm.kind, key: alarm.key, error: r.error }, 'alarm command failed; will retry at next start');
-      }
-    }
-    if (ok) writeJsonAtomic(file, { alarm, delivered: true });
-  }
-}
-
-function safeReaddir(d: string): string[] {
-  try {
-    return readdirSync(d);
-  } catch {
-    return [];
+    return keys.size;
   }
 }

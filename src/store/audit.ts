@@ -5,6 +5,7 @@
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
 import { writeAllSync } from './atomic-file.js';
 import { dirname, join } from 'node:path';
+import { errorCode } from '../errors.js';
 
 export interface AuditEntry {
   event: string;
@@ -74,8 +75,8 @@ export function readAuditFrom(file: string, offset = 0, limit = Infinity): { ent
   let fd: number;
   try {
     fd = openSync(file, 'r');
-  } catch (err: any) {
-    return err?.code === 'ENOENT' ? { entries: [], offset: 0 } : null;
+  } catch (err) {
+    return errorCode(err) === 'ENOENT' ? { entries: [], offset: 0 } : null;
   }
   try {
     const size = fstatSync(fd).size;

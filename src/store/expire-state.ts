@@ -3,6 +3,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExpireFacts } from '../doctrine/verdict.js';
+import { latchFacts, type ChainLatch } from '../doctrine/chain.js';
 import type { RosterRow } from '../evidence/roster.js';
 import { readExit } from './ledger.js';
 import { writeJsonAtomic } from './state-files.js';
@@ -46,16 +47,9 @@ export function expireFactsReader(stateDir: string): (row: RosterRow, procStartM
   };
 }
 
-/** Latch-like update: requests only grow, gaveUpAt/exitedAt are set once. Atomic and durable (state-files.ts writeJsonAtomic). */
-export function updateExpireFacts(stateDir: string, key: string, patch: Partial<ExpireFacts>): ExpireFacts {
-  const cur = readExpireFacts(stateDir, key) ?? { requests: 0 };
-  const next: ExpireFacts = { ...cur };
-  if (patch.requests !== undefined && patch.requests > cur.requests) {
-    next.requests = patch.requests;
-    if (patch.lastRequestAt) next.lastRequestAt = patch.lastRequestAt;
-  }
-  if (patch.gaveUpAt && !cur.gaveUpAt) next.gaveUpAt = patch.gaveUpAt;
-  if (patch.exitedAt && !cur.exitedAt) next.exitedAt = patch.exitedAt;
-  writeJsonAtomic(join(dir(stateDir), `${key}.json`), next);
-  return next;
+/** Latch by the rule (src/doctrine/chain.ts latchFacts). Atomic and durable (state-files.ts writeJsonAtomic). The facts after, and what changed. */
+export function updateExpireFacts(stateDir: string, key: string, patch: ChainLatch): { next: ExpireFacts; applied: ChainLatch } {
+  const r = latchFacts(readExpireFacts(stateDir, key) ?? { requests: 0 }, patch);
+  writeJsonAtomic(join(dir(stateDir), `${key}.json`), r.next);
+  return r;
 }

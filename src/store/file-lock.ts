@@ -6,7 +6,6 @@
 import * as fs from 'node:fs';
 import { CREATE_FLAGS, errCode, openAsync, unlinkIfThere, writeAllAsync } from './atomic-file.js';
 
-
 /** A lock file older than this (by its mtime) was left by a holder that died holding it. */
 export const LOCK_STALE_MS = 10_000;
 
@@ -162,7 +161,11 @@ export interface HeldLockFile {
  * the holder's staleness is its mtime (its write refreshes it). `mode`: the file's mode, created with (the umask
  * applies): where it is the one wanted, no chmod follows. Give it back unused with dropLockFile.
  */
-export async function acquireLockFile(path: string, waitMs: number, o: Omit<LockOptions, 'owner'> & { mode?: number }): Promise<HeldLockFile> {
+export async function acquireLockFile(
+  path: string,
+  waitMs: number,
+  o: Omit<LockOptions, 'owner'> & { mode?: number },
+): Promise<HeldLockFile> {
   const fd = await createExclusive(path, waitMs, { owner: '', ...o }, o.mode ?? 0o600);
   try {
     const st = fs.fstatSync(fd);

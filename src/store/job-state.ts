@@ -4,6 +4,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ExpireFacts } from '../doctrine/verdict.js';
+import { latchFacts, MAX_EXIT_REQUESTS, type ChainLatch } from '../doctrine/chain.js';
 import { readJson, safeName, writeJsonAtomic } from './state-files.js';
 
 export interface JobChainRecord extends ExpireFacts {
@@ -36,21 +37,18 @@ export function jobChainReader(stateDir: string): (key: string) => JobChainRecor
   };
 }
 
-export type JobLatch = Partial<Pick<JobChainRecord, 'startedAt' | 'askedAt' | 'requests' | 'lastRequestAt' | 'gaveUpAt' | 'exitedAt'>>;
+export type JobLatch = ChainLatch;
 
-/** Latch: set-once fields are taken only when absent; requests only grow, lastRequestAt moves with them. Returns the record and what changed. */
-export function latchJobChain(stateDir: string, ref: { shortId: string; sessionId: string; start: string }, patch: JobLatch, max = 3): { rec: JobChainRecord; applied: JobLatch } {
+/** Latch by the rule (src/doctrine/chain.ts latchFacts): written only when something changed. Returns the record and what changed. */
+export function latchJobChain(
+  stateDir: string,
+  ref: { shortId: string; sessionId: string; start: string },
+  patch: JobLatch,
+  max = MAX_EXIT_REQUESTS,
+): { rec: JobChainRecord; applied: JobLatch } {
   const key = jobKey(ref.shortId, ref.start);
   const cur: JobChainRecord = readJobChain(stateDir, key) ?? { ...ref, requests: 0 };
-  const next: JobChainRecord = { ...cur };
-  const applied: JobLatch = {};
-  for (const k of ['startedAt', 'askedAt', 'gaveUpAt', 'exitedAt'] as const) {
-    if (patch[k] && !cur[k]) next[k] = applied[k] = patch[k];
-  }
-  if (patch.requests !== undefined && patch.requests > cur.requests) {
-    next.requests = applied.requests = Math.min(patch.requests, max);
-    if (patch.lastRequestAt) next.lastRequestAt = applied.lastRequestAt = patch.lastRequestAt;
-  }
+  const { next, applied } = latchFacts(cur, patch, max);
   if (Object.keys(applied).length) writeJsonAtomic(file(stateDir, key), next);
   return { rec: next, applied };
 }

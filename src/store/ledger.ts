@@ -8,7 +8,7 @@ import { readdirSync, unlinkSync } from 'node:fs';
 
 export interface ExitRecord {
   jobId: string;
-  reason: 'request' | 'expire' | 'job' | 'person';
+  reason: 'request' | 'expire' | 'job' | 'chain' | 'person';
   taskId?: string;
   sessionId: string;
   /** The short id (background sessions); null for an interactive one. */
@@ -33,6 +33,15 @@ export function readExit(stateDir: string, jobId: string): ExitRecord | null {
   return readJson<ExitRecord>(file(stateDir, jobId));
 }
 
+/**
+ * When an exit job finished (its record's `finishedAt`): a chain's next step (a request, the give-up) is timed
+ * from it, not from the task file or the job's latches. Undefined while it has not (or has no record). The one
+ * read of the ledger that gathering evidence and loading a chain share.
+ */
+export function exitFinishedAt(stateDir: string, jobId: string): string | undefined {
+  return readExit(stateDir, jobId)?.finishedAt;
+}
+
 export function writeExit(stateDir: string, rec: ExitRecord): void {
   writeJsonAtomic(file(stateDir, rec.jobId), rec);
 }
@@ -44,7 +53,10 @@ export function listExits(stateDir: string): ExitRecord[] {
   } catch {
     return [];
   }
-  return names.filter((n) => n.endsWith('.json')).map((n) => readJson<ExitRecord>(join(stateDir, 'exits', n))).filter((r): r is ExitRecord => r !== null);
+  return names
+    .filter((n) => n.endsWith('.json'))
+    .map((n) => readJson<ExitRecord>(join(stateDir, 'exits', n)))
+    .filter((r): r is ExitRecord => r !== null);
 }
 
 /**
@@ -64,13 +76,18 @@ export function readClaim(stateDir: string, jobId: string): { pid: number; start
  * once ever, atomically: two processors of the same ask — a replay racing the original after a Redis flush —
  * never both deliver. Returns the claim that holds: this one when it was created, else the earlier one.
  */
-export function claimAsk(stateDir: string, key: { taskId: string; releasedAt: string }, claim: { at: string; pid: number }): { won: boolean; claim: { at: string; pid: number } | null } {
+export function claimAsk(
+  stateDir: string,
+  key: { taskId: string; releasedAt: string },
+  claim: { at: string; pid: number },
+): { won: boolean; claim: { at: string; pid: number } | null } {
   const f = join(stateDir, 'asks', `${safeName(`${key.taskId}@${key.releasedAt}`)}.claim`);
   if (createOnce(f, claim)) return { won: true, claim };
   return { won: false, claim: readJson(f) };
 }
 
-const askFile = (stateDir: string, key: { taskId: string; releasedAt: string }, ext: string) => join(stateDir, 'asks', `${safeName(`${key.taskId}@${key.releasedAt}`)}.${ext}`);
+const askFile = (stateDir: string, key: { taskId: string; releasedAt: string }, ext: string) =>
+  join(stateDir, 'asks', `${safeName(`${key.taskId}@${key.releasedAt}`)}.${ext}`);
 
 /**
  * The ask was delivered (a message over a session's socket cannot be taken back, unlike the inbox file): once

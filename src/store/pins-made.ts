@@ -17,5 +17,5 @@ export function readMade(stateDir: string): string[] {
 
 export function writeMade(stateDir: string, ids: string[]): void {
   mkdirSync(stateDir, { recursive: true });
-  writeFileAtomicSync(madeFile(stateDir), JSON.stringify([...new Set(ids)].sort()) + '\n');
+  writeFileAtomicSync(madeFile(stateDir), `${JSON.stringify([...new Set(ids)].sort())}\n`);
 }

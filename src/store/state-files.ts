@@ -22,19 +22,19 @@ export function readJson<T>(file: string): T | null {
 /** Replace the file by this JSON, atomically and durably (fsynced, renamed, its folder fsynced): after a crash it holds the old value or the new one. */
 export function writeJsonAtomic(file: string, value: unknown, mode?: number): void {
   mkdirSync(dirname(file), { recursive: true });
-  writeFileAtomicSync(file, JSON.stringify(value) + '\n', mode ? { mode } : {});
+  writeFileAtomicSync(file, `${JSON.stringify(value)}\n`, mode ? { mode } : {});
 }
 
 /** Create a file only if it does not exist yet: true when this call created it (once, ever; fsynced with its folder). */
 export function createOnce(file: string, value: unknown): boolean {
   mkdirSync(dirname(file), { recursive: true });
-  return createFileOnceSync(file, JSON.stringify(value) + '\n');
+  return createFileOnceSync(file, `${JSON.stringify(value)}\n`);
 }
 
 /** One JSON line at the end of the log; fsynced only when durable (a torn last line is skipped by readJsonLines). */
 export function appendJsonLine(file: string, value: unknown, o: { durable?: boolean } = {}): void {
   mkdirSync(dirname(file), { recursive: true });
-  appendLineSync(file, JSON.stringify(value) + '\n', o);
+  appendLineSync(file, `${JSON.stringify(value)}\n`, o);
 }
 
 export function readJsonLines<T>(file: string): T[] {

@@ -59,7 +59,10 @@ export function scanTopLevelObject(text: string): ObjectSpans {
 
   const scanValue = (): void => {
     const c = text.charCodeAt(i);
-    if (c === 0x22) return scanString();
+    if (c === 0x22) {
+      scanString();
+      return;
+    }
     if (c === 0x7b || c === 0x5b) {
       let depth = 0;
       while (i < n) {

@@ -82,7 +82,10 @@ function readOneKeyed(file: string): { judged: Judged | 'missing'; key?: StatKey
     return { judged: unreadable(file, e) };
   }
   if (bytes === 'not-file') return { judged: 'missing' };
-  const key = bytes.ino === undefined ? undefined : { dev: bytes.dev!, ino: bytes.ino, size: bytes.size, mtimeMs: bytes.mtimeMs, ctimeMs: bytes.ctimeMs! };
+  const key =
+    bytes.ino === undefined
+      ? undefined
+      : { dev: bytes.dev!, ino: bytes.ino, size: bytes.size, mtimeMs: bytes.mtimeMs, ctimeMs: bytes.ctimeMs! };
   return { judged: judge(file, bytes), key };
 }
 
@@ -192,7 +195,7 @@ export async function readTasks(dir: string, opts: ReadTasksOptions = {}): Promi
     if (hit) {
       // follows a symlink, as the read does: a link pointed elsewhere is another inode
       const st = statOrNull(file);
-      if (st && st.isFile() && sameKey(hit.key, st)) {
+      if (st?.isFile() && sameKey(hit.key, st)) {
         hit.pass = pass;
         tasks.push(hit.task);
         continue;
@@ -262,7 +265,12 @@ export function takeRecentRead(file: string, st: fs.Stats): RecentRead | null {
   if (!r) return null;
   recent.delete(file);
   const b = r.bytes;
-  if (Date.now() - r.at > RECENT_MS || b.ino === undefined || !sameKey({ dev: b.dev!, ino: b.ino, size: b.size, mtimeMs: b.mtimeMs, ctimeMs: b.ctimeMs! }, st)) return null;
+  if (
+    Date.now() - r.at > RECENT_MS ||
+    b.ino === undefined ||
+    !sameKey({ dev: b.dev!, ino: b.ino, size: b.size, mtimeMs: b.mtimeMs, ctimeMs: b.ctimeMs! }, st)
+  )
+    return null;
   return r;
 }
 
@@ -283,7 +291,8 @@ export function readTaskFile(file: string, own?: (bytes: Buffer) => boolean): { 
   if (bytes === 'not-file') return null;
   if (own && bytes.buf && own(bytes.buf)) return 'own';
   const judged = judge(file, bytes);
-  if (judged.kind === 'task' && judged.task.terminal && bytes.buf) remember(file, { bytes: bytes as RecentRead['bytes'], task: judged.task, text: judged.text });
+  if (judged.kind === 'task' && judged.task.terminal && bytes.buf)
+    remember(file, { bytes: bytes as RecentRead['bytes'], task: judged.task, text: judged.text });
   const text = judged.kind === 'task' ? judged.text : bytes.buf ? bytes.buf.toString('utf8') : null;
   return { text, read: judged.kind === 'task' ? { kind: 'task', task: judged.task } : judged };
 }

@@ -1,6 +1,7 @@
 // What a task file is (DESIGN §3): its loose schema, the names sunset reads from it, and the judgement of
 // one file's bytes — a Task, or an InvalidTask that says what is wrong. Pure: no file is opened here.
 import type { TaskFacts } from '../doctrine/verdict.js';
+import { MAX_EXIT_REQUESTS } from '../doctrine/chain.js';
 import { basename } from 'node:path';
 import { z } from 'zod';
 
@@ -15,7 +16,7 @@ export const MAX_TASK_BYTES = 1024 * 1024;
 /** An invalid file up to this size is still read, so its bytes can be searched for session ids. */
 export const MAX_SEARCH_BYTES = 64 * 1024 * 1024;
 /** The most exit requests a task file may record (the schema's bound; config may lower it). */
-export const EXIT_REQUESTS_CEILING = 3;
+export const EXIT_REQUESTS_CEILING = MAX_EXIT_REQUESTS;
 
 export type LatchedField = 'releasedAt' | 'exitAskedAt' | 'exitRequestedAt' | 'exitRequests' | 'exitedAt' | 'exitGaveUpAt';
 export const LATCHED_FIELDS: readonly LatchedField[] = Object.freeze([
@@ -146,7 +147,8 @@ export function matchesTaskSchema(o: Record<string, unknown>): boolean {
     if (v !== undefined && v !== null && !isIsoTime(v)) return false;
   }
   const n = o.exitRequests;
-  if (n !== undefined && n !== null && !(typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= EXIT_REQUESTS_CEILING)) return false;
+  if (n !== undefined && n !== null && !(typeof n === 'number' && Number.isInteger(n) && n >= 0 && n <= EXIT_REQUESTS_CEILING))
+    return false;
   return true;
 }
 
@@ -176,7 +178,7 @@ export function validateTaskId(id: string): string | null {
   if (typeof id !== 'string' || id.length === 0) return 'id is empty';
   if (id.includes('/') || id.includes('\\')) return 'id has a path separator';
   if (id.includes('..')) return 'id contains ".."';
-  // eslint-disable-next-line no-control-regex
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
   if (/[\u0000-\u001f\u007f-\u009f]/.test(id)) return 'id has control characters';
   if (id.startsWith('.')) return 'id starts with "."';
   // room for `.<id>.json.lock` within a 255-byte file name

@@ -2,8 +2,11 @@
 // with sunset's own fields without damaging anything another program wrote. Its parts:
 //   task-file.ts   what a task file is: the schema, the names, the judgement of one file's bytes, the errors
 //   read-tasks.ts  reading: the folder (with its stat-keyed cache), one task, one file for the watcher
-//   latch.ts       writing: the set-once/only-grows merge, the lock, the compare-and-swap retry loop
-// (the file-system mechanics — temp file, fsync, rename, lock file, compare — are src/store/atomic-file.ts).
+//   latch.ts       writing: the compare-and-swap retry loop, under the lock; its parts latch-merge.ts (the
+//                  set-once/only-grows rules and the text edit, pure), latch-lock.ts (the task's lock file),
+//                  latch-read.ts (a task read for a latch)
+// (the file-system mechanics — temp file, fsync, rename, lock file — are src/store/atomic-file.ts and
+// file-lock.ts; the compare before the rename is src/store/compare-and-swap.ts).
 export {
   EXIT_REQUESTS_CEILING,
   isIsoTime,
@@ -22,5 +25,17 @@ export {
   type Task,
   type TaskFile,
 } from './task-file.js';
-export { clearTaskCache, readTask, readTaskFile, readTasks, TASK_CACHE_SETTLE_MS, type ReadTasksOptions, type ReadTasksResult, type TaskRead } from './read-tasks.js';
-export { latchTask, LOCK_STALE_MS, lockFileFor, mergeLatched, readForLatch, type LatchBase, type LatchOptions, type WrittenStat, type LatchPatch } from './latch.js';
+export {
+  clearTaskCache,
+  readTask,
+  readTaskFile,
+  readTasks,
+  TASK_CACHE_SETTLE_MS,
+  type ReadTasksOptions,
+  type ReadTasksResult,
+  type TaskRead,
+} from './read-tasks.js';
+export { latchTask, type LatchOptions, type WrittenStat } from './latch.js';
+export { mergeLatched, type LatchPatch } from './latch-merge.js';
+export { LOCK_STALE_MS, lockFileFor } from './latch-lock.js';
+export { readForLatch, type LatchBase } from './latch-read.js';

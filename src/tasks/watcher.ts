@@ -6,6 +6,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import { readTaskFile, type TaskRead } from './tasks.js';
+import { errorCode, errorMessage } from '../errors.js';
 
 export interface WatcherOptions {
   dir: string;
@@ -47,9 +48,9 @@ export class TaskWatcher {
         this.restart();
       });
       this.o.log.debug({ event: 'watcher:started', dir: this.o.dir });
-    } catch (err: any) {
+    } catch (err) {
       // the folder may not exist yet: look again soon (reconcile covers the gap)
-      this.o.log.debug({ event: 'watcher:waiting', dir: this.o.dir, error: err.code ?? err.message });
+      this.o.log.debug({ event: 'watcher:waiting', dir: this.o.dir, error: errorCode(err) ?? errorMessage(err) });
       this.restart();
     }
   }
@@ -92,8 +93,8 @@ export class TaskWatcher {
       const r = readTaskFile(file, (bytes) => this.o.isOwnWrite(file, bytes));
       if (r === null || r === 'own') return;
       await this.o.onTask(name.slice(0, -'.json'.length), r.read);
-    } catch (err: any) {
-      this.o.log.warn({ event: 'watcher:handle-failed', file, error: err.message }, `could not handle a change to ${name}`);
+    } catch (err) {
+      this.o.log.warn({ event: 'watcher:handle-failed', file, error: errorMessage(err) }, `could not handle a change to ${name}`);
     }
   }
 

@@ -4,6 +4,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { createFileOnceSync } from '../store/atomic-file.js';
+import { errorCode, errorMessage } from '../errors.js';
 
 /** A web configuration sunset refuses to serve; the CLI maps it to exit code 2. */
 export class WebConfigError extends Error {
@@ -30,7 +31,11 @@ export const COOKIE = 'sunset_token';
  * The token: the configured one, else stateDir/web-token (mode 0600), generated at first start and
  * reused after. Two processes starting at once agree: the file is created exclusively.
  */
-export function loadToken(stateDir: string, configured: string | null, o: { ephemeral?: boolean } = {}): { token: string; source: 'config' | 'file' | 'generated' | 'ephemeral' } {
+export function loadToken(
+  stateDir: string,
+  configured: string | null,
+  o: { ephemeral?: boolean } = {},
+): { token: string; source: 'config' | 'file' | 'generated' | 'ephemeral' } {
   if (configured) return { token: configured, source: 'config' };
   // a dry run writes nothing into stateDir: an existing token is used, else one for this run only
   if (o.ephemeral) {
@@ -42,7 +47,7 @@ export function loadToken(stateDir: string, configured: string | null, o: { ephe
   const existing = readToken(file);
   if (existing) return { token: existing, source: 'file' };
   const token = randomBytes(32).toString('base64url');
-  if (!createFileOnceSync(file, token + '\n', { mode: 0o600 })) {
+  if (!createFileOnceSync(file, `${token}\n`, { mode: 0o600 })) {
     const other = readToken(file);
     if (!other) throw new WebConfigError(`${file} exists but holds no token: remove it, and sunset makes a new one at the next start`);
     return { token: other, source: 'file' };
@@ -54,9 +59,9 @@ function readToken(file: string): string | null {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
-  } catch (err: any) {
-    if (err.code === 'ENOENT') return null;
-    throw new WebConfigError(`${file} cannot be read (${err.code ?? err.message}): sunset keeps the web token there`);
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return null;
+    throw new WebConfigError(`${file} cannot be read (${errorCode(err) ?? errorMessage(err)}): sunset keeps the web token there`);
   }
   // a token file anyone else can read is no lock: tighten it
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
@@ -130,7 +135,11 @@ export function checkRequest(r: RequestFacts, o: LockOptions): Refusal | null {
   // DNS rebinding: a page on another site that resolves its own name to 127.0.0.1 sends its own Host
   if (o.loopback) {
     const host = h('host')?.toLowerCase();
-    if (!host || !ownHosts(o.host, o.port).has(host)) return { status: 403, error: `foreign host ${JSON.stringify(host ?? '')}: this server answers only to ${[...ownHosts(o.host, o.port)].join(', ')}` };
+    if (!host || !ownHosts(o.host, o.port).has(host))
+      return {
+        status: 403,
+        error: `foreign host ${JSON.stringify(host ?? '')}: this server answers only to ${[...ownHosts(o.host, o.port)].join(', ')}`,
+      };
   }
   // Off loopback (a wildcard or LAN bind) the server is reached by whatever name the Host header says;
   // there every route needs the token, which a page on another site does not have.
@@ -147,5 +156,10 @@ export function checkRequest(r: RequestFacts, o: LockOptions): Refusal | null {
   if (tokenMatches(bearer(h('authorization')), o.token)) return null;
   // a browser off loopback carries the token in a cookie set by /login: for reads only, never for a POST
   if (reading && tokenMatches(cookie(h('cookie'), COOKIE), o.token)) return null;
-  return { status: 401, error: reading ? 'this server needs the token: Authorization: Bearer <token>, or sign in at /login' : 'every POST needs Authorization: Bearer <token>' };
+  return {
+    status: 401,
+    error: reading
+      ? 'this server needs the token: Authorization: Bearer <token>, or sign in at /login'
+      : 'every POST needs Authorization: Bearer <token>',
+  };
 }

@@ -12,7 +12,12 @@ export async function mountBoard(app: FastifyInstance, dir: QueueDirectory): Pro
   serverAdapter.setBasePath('/queues');
   const adapter = (q: Queue) => {
     const [base, host] = q.name.split('@');
-    return new BullMQAdapter(q, { readOnlyMode: true, allowRetries: false, allowCompletedRetries: false, displayName: `${base} @ ${host}`, description: `host ${host}` } as any);
+    return new BullMQAdapter(q, {
+      readOnlyMode: true,
+      allowRetries: false, // and so no retry of completed jobs either (the adapter derives it)
+      displayName: `${base} @ ${host}`,
+      description: `host ${host}`,
+    });
   };
   const board = createBullBoard({
     queues: [],
@@ -33,24 +38,25 @@ export async function mountBoard(app: FastifyInstance, dir: QueueDirectory): Pro
   await dir.refresh(0);
   board.replaceQueues(dir.list().map(adapter));
 
-  await app.register(
-    async (scope) => {
-      // read-only, twice over: the adapters refuse actions, and no request but a read reaches them
-      scope.addHook('onRequest', async (req, reply) => {
-        if (req.method !== 'GET' && req.method !== 'HEAD') {
-          return reply.code(405).header('allow', 'GET, HEAD').send({ error: 'the queue board is read-only: act through sunset (POST /api/exit/:id, `sunset exit`)' });
-        }
-        if (req.url.startsWith('/queues/api/queues')) await dir.refresh(5000);
-      });
-      scope.addHook('onSend', async (_req, reply, payload) => {
-        const type = String(reply.getHeader('content-type') ?? '');
-        if (type.startsWith('text/html')) {
-          reply.header('content-security-policy', BOARD_CSP);
-          if (typeof payload === 'string') return stripExternalAssets(payload);
-        }
-        return payload;
-      });
-      await scope.register(serverAdapter.registerPlugin() as any, { prefix: '/queues' });
-    },
-  );
+  await app.register(async (scope) => {
+    // read-only, twice over: the adapters refuse actions, and no request but a read reaches them
+    scope.addHook('onRequest', async (req, reply) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        return reply
+          .code(405)
+          .header('allow', 'GET, HEAD')
+          .send({ error: 'the queue board is read-only: act through sunset (POST /api/exit/:id, `sunset exit`)' });
+      }
+      if (req.url.startsWith('/queues/api/queues')) await dir.refresh(5000);
+    });
+    scope.addHook('onSend', async (_req, reply, payload) => {
+      const type = String(reply.getHeader('content-type') ?? '');
+      if (type.startsWith('text/html')) {
+        reply.header('content-security-policy', BOARD_CSP);
+        if (typeof payload === 'string') return stripExternalAssets(payload);
+      }
+      return payload;
+    });
+    await scope.register(serverAdapter.registerPlugin(), { prefix: '/queues' });
+  });
 }

@@ -107,7 +107,8 @@ export function stripExternalAssets(page: string): string {
   return page.replace(/<link[^>]+href="https?:\/\/[^"]*"[^>]*>\s*/g, '');
 }
 
-export const BOARD_CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'none'";
+export const BOARD_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'none'";
 
 /**
  * Bull Board at /queues, loaded when first asked for: until then `sunset up` carries none of its code. Its
@@ -130,7 +131,10 @@ export function mountBoardLazily(app: FastifyInstance, dir: QueueDirectory, onCl
   const handler = async (req: FastifyRequest, reply: FastifyReply) => {
     // read-only, before anything loads: no request but a read reaches the board
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return reply.code(405).header('allow', 'GET, HEAD').send({ error: 'the queue board is read-only: act through sunset (POST /api/exit/:id, `sunset exit`)' });
+      return reply
+        .code(405)
+        .header('allow', 'GET, HEAD')
+        .send({ error: 'the queue board is read-only: act through sunset (POST /api/exit/:id, `sunset exit`)' });
     }
     const inner = await load();
     const res = await inner.inject({ method: req.method, url: req.url, headers: req.headers as Record<string, string> });

@@ -41,7 +41,10 @@ export function laneChart(memory: Report['memory']): Html {
   const stack = LANES.map((lane) => {
     const m = memory.byLane[lane];
     const w = memory.totalBytes ? (m.bytes / memory.totalBytes) * barW : 0;
-    const seg = w > 0 ? html`<rect x="${x.toFixed(1)}" y="4" width="${Math.max(w, 1.5).toFixed(1)}" height="22" fill="${LANE_COLOURS[lane]}"><title>${LANE_WORDS[lane]}: ${formatBytes(m.bytes)}, ${pct(m.share)}</title></rect>` : html``;
+    const seg =
+      w > 0
+        ? html`<rect x="${x.toFixed(1)}" y="4" width="${Math.max(w, 1.5).toFixed(1)}" height="22" fill="${LANE_COLOURS[lane]}"><title>${LANE_WORDS[lane]}: ${formatBytes(m.bytes)}, ${pct(m.share)}</title></rect>`
+        : html``;
     x += w;
     return seg;
   });
@@ -99,7 +102,14 @@ export function samplesChartSvg(samples: Sample[], o: { width?: number } = {}): 
   const x = (at: string) => (ok.length === 1 ? L + (W - L - R) / 2 : L + ((Date.parse(at) - t0) / span) * (W - L - R));
   const parts: string[] = [head, title];
 
-  const panel = (top: number, label: string, maxV: number, fmt: (v: number) => string, series: Array<{ name: string; colour: string; values: Array<number | null> }>, refLine?: { v: number; label: string }) => {
+  const panel = (
+    top: number,
+    label: string,
+    maxV: number,
+    fmt: (v: number) => string,
+    series: Array<{ name: string; colour: string; values: Array<number | null> }>,
+    refLine?: { v: number; label: string },
+  ) => {
     const y = (v: number) => top + PH - (v / maxV) * PH;
     parts.push(`<text x="${L}" y="${top - 8}" font-weight="600" fill="#222">${esc(label)}</text>`);
     parts.push(`<rect x="${L}" y="${top}" width="${W - L - R}" height="${PH}" fill="none" stroke="#ccc"/>`);
@@ -109,8 +119,12 @@ export function samplesChartSvg(samples: Sample[], o: { width?: number } = {}): 
       if (f > 0 && f < 1) parts.push(`<line x1="${L}" x2="${W - R}" y1="${y(v).toFixed(1)}" y2="${y(v).toFixed(1)}" stroke="#eee"/>`);
     }
     if (refLine && refLine.v <= maxV) {
-      parts.push(`<line x1="${L}" x2="${W - R}" y1="${y(refLine.v).toFixed(1)}" y2="${y(refLine.v).toFixed(1)}" stroke="#c92a2a" stroke-dasharray="4 3"/>`);
-      parts.push(`<text x="${W - R - 4}" y="${(y(refLine.v) - 4).toFixed(1)}" text-anchor="end" fill="#c92a2a">${esc(refLine.label)}</text>`);
+      parts.push(
+        `<line x1="${L}" x2="${W - R}" y1="${y(refLine.v).toFixed(1)}" y2="${y(refLine.v).toFixed(1)}" stroke="#c92a2a" stroke-dasharray="4 3"/>`,
+      );
+      parts.push(
+        `<text x="${W - R - 4}" y="${(y(refLine.v) - 4).toFixed(1)}" text-anchor="end" fill="#c92a2a">${esc(refLine.label)}</text>`,
+      );
     }
     let lx = L;
     for (const s of series) {
@@ -125,7 +139,9 @@ export function samplesChartSvg(samples: Sample[], o: { width?: number } = {}): 
         else if (seg.length > 1) parts.push(`<polyline fill="none" stroke="${s.colour}" stroke-width="1.8" points="${seg.join(' ')}"/>`);
       }
       if (series.length > 1) {
-        parts.push(`<rect x="${lx}" y="${top + PH + 8}" width="10" height="10" fill="${s.colour}"/><text x="${lx + 14}" y="${top + PH + 17}" fill="#333">${esc(s.name)}</text>`);
+        parts.push(
+          `<rect x="${lx}" y="${top + PH + 8}" width="10" height="10" fill="${s.colour}"/><text x="${lx + 14}" y="${top + PH + 17}" fill="#333">${esc(s.name)}</text>`,
+        );
         lx += 24 + s.name.length * 6.5;
       }
     }
@@ -138,22 +154,35 @@ export function samplesChartSvg(samples: Sample[], o: { width?: number } = {}): 
   const silences = ok.map((s) => s.silence?.longestMs ?? null);
   const maxSilence = Math.max(H, ...silences.filter((v): v is number => v !== null));
   const top2 = T + PH + GAP;
-  panel(top2, 'longest transcript silence', maxSilence * 1.05, hours, [{ name: 'longest silence', colour: '#495057', values: silences }], { v: IDLE_48H, label: '48 h' });
+  panel(top2, 'longest transcript silence', maxSilence * 1.05, hours, [{ name: 'longest silence', colour: '#495057', values: silences }], {
+    v: IDLE_48H,
+    label: '48 h',
+  });
 
   parts.push(`<text x="${L}" y="${Hh - 8}" fill="#666">${esc(hhmm(ok[0].at))} UTC</text>`);
-  parts.push(`<text x="${W - R}" y="${Hh - 8}" text-anchor="end" fill="#666">${esc(hhmm(ok[ok.length - 1].at))} UTC · ${ok.length} samples</text>`);
+  parts.push(
+    `<text x="${W - R}" y="${Hh - 8}" text-anchor="end" fill="#666">${esc(hhmm(ok[ok.length - 1].at))} UTC · ${ok.length} samples</text>`,
+  );
   parts.push('</svg>');
   return parts.join('');
 }
 
 // ------------------------------------------------------------------ a task's steps
 
-const when = (at: string | null) => (at ? new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC') : 'not yet');
+const when = (at: string | null) =>
+  at
+    ? new Date(at)
+        .toISOString()
+        .replace('T', ' ')
+        .replace(/\.\d+Z$/, ' UTC')
+    : 'not yet';
 
 /** Dots joined by a line: filled for a latched step, hollow for one still ahead; the end says how it ended. */
 export function timeline(steps: TimelineStep[], o: { labels?: boolean; now?: number } = {}): Html {
   const items = steps.map((st) => {
-    const cls = ['step', st.done ? 'done' : 'ahead', st.label === 'gave up' ? 'gave-up' : st.label === 'exited' && st.done ? 'exited' : ''].filter(Boolean).join(' ');
+    const cls = ['step', st.done ? 'done' : 'ahead', st.label === 'gave up' ? 'gave-up' : st.label === 'exited' && st.done ? 'exited' : '']
+      .filter(Boolean)
+      .join(' ');
     const ago = st.at && o.now ? ` (${relative(o.now - Date.parse(st.at))} ago)` : '';
     return html`<li class="${cls}" title="${st.label}: ${when(st.at)}${ago}"><span class="dot"></span>${o.labels ? html`<span class="tl-label">${st.label}</span><span class="tl-time">${st.at && o.now ? `${relative(o.now - Date.parse(st.at))} ago` : st.done ? '' : '—'}</span>` : ''}</li>`;
   });

@@ -8,6 +8,9 @@ import { LANES } from '../report/report.js';
 import { withTimeout } from './board.js';
 import { AuditCounter } from '../store/audit.js';
 import { memoryNow, reportNow } from './model.js';
+import { unreadableAlarm } from '../pipeline/unreadable-watch.js';
+
+const CLAUDE_FILES = ['job-state', 'session-file', 'daemon-roster'] as const;
 
 /** Audit events → the counter and label they add to. */
 const EVENTS: Record<string, { metric: 'asks' | 'requests' | 'exits' | 'giveUps'; label?: string }> = {
@@ -36,22 +39,90 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     sessions: new Gauge({ name: 'sunset_sessions', help: 'Roster rows by verdict', labelNames: ['verdict'], registers: r }),
     rss: new Gauge({ name: 'sunset_rss_bytes', help: 'Process-tree RSS of live sessions, by lane', labelNames: ['lane'], registers: r }),
     laneSessions: new Gauge({ name: 'sunset_lane_sessions', help: 'Live sessions by lane', labelNames: ['lane'], registers: r }),
-    overhead: new Gauge({ name: 'sunset_fleet_overhead_bytes', help: "RSS Claude Code holds beside its sessions: the daemon, warm spares, people's clients, other", labelNames: ['kind'], registers: r }),
-    agentViews: new Gauge({ name: 'sunset_agent_views', help: 'Open agent views (claude agents): while one is open every background session is attach-unknown', registers: r }),
-    eligibleRss: new Gauge({ name: 'sunset_eligible_rss_bytes', help: 'Process-tree RSS the sessions eligible now would give back by leaving', registers: r }),
-    pressure: new Gauge({ name: 'sunset_memory_pressure', help: '1 when MemAvailable is under memoryFloorMB (exits then go largest RSS first), else 0', registers: r }),
-    awaitingOldest: new Gauge({ name: 'sunset_awaiting_human_oldest_seconds', help: 'How long the oldest lane awaiting a human has waited', registers: r }),
-    probes: new Gauge({ name: 'sunset_probe_failures', help: 'Probes that failed in the last sweep (inbox: sessions whose inbox could not be read)', labelNames: ['probe'], registers: r }),
+    agentSessions: new Gauge({
+      name: 'sunset_agent_sessions',
+      help: 'Live sessions by the agent CLI that runs them (claude-code, codex, gemini)',
+      labelNames: ['agent'],
+      registers: r,
+    }),
+    agentRss: new Gauge({
+      name: 'sunset_agent_rss_bytes',
+      help: 'Process-tree RSS of live sessions, by the agent CLI that runs them',
+      labelNames: ['agent'],
+      registers: r,
+    }),
+    overhead: new Gauge({
+      name: 'sunset_fleet_overhead_bytes',
+      help: "RSS Claude Code holds beside its sessions: the daemon, warm spares, people's clients, other",
+      labelNames: ['kind'],
+      registers: r,
+    }),
+    agentViews: new Gauge({
+      name: 'sunset_agent_views',
+      help: 'Open agent views (claude agents): while one is open every background session it lists (all, or those under its --cwd) is attach-unknown',
+      registers: r,
+    }),
+    eligibleRss: new Gauge({
+      name: 'sunset_eligible_rss_bytes',
+      help: 'Process-tree RSS the sessions eligible now would give back by leaving',
+      registers: r,
+    }),
+    pressure: new Gauge({
+      name: 'sunset_memory_pressure',
+      help: '1 when MemAvailable is under memoryFloorMB (exits then go largest RSS first), else 0',
+      registers: r,
+    }),
+    awaitingOldest: new Gauge({
+      name: 'sunset_awaiting_human_oldest_seconds',
+      help: 'How long the oldest lane awaiting a human has waited',
+      registers: r,
+    }),
+    probes: new Gauge({
+      name: 'sunset_probe_failures',
+      help: 'Probes that failed in the last sweep (inbox: sessions whose inbox could not be read)',
+      labelNames: ['probe'],
+      registers: r,
+    }),
     depth: new Gauge({ name: 'sunset_queue_jobs', help: 'Jobs in each queue, by state', labelNames: ['queue', 'state'], registers: r }),
     alarms: new Gauge({ name: 'sunset_alarms', help: 'Alarms raised, ever, by kind', labelNames: ['kind'], registers: r }),
     redisUp: new Gauge({ name: 'sunset_redis_up', help: '1 while Redis answers sunset up, 0 while it is away', registers: r }),
-    alarmsOpen: new Gauge({ name: 'sunset_alarms_open', help: 'Alarms no person has acknowledged yet, by kind', labelNames: ['kind'], registers: r }),
+    unreadable: new Gauge({
+      name: 'sunset_claude_code_unreadable',
+      help: "1 while the claude-code-unreadable alarm is raised and Claude Code's files have not read again, else 0",
+      registers: r,
+    }),
+    unreadableSessions: new Gauge({
+      name: 'sunset_claude_code_unreadable_sessions',
+      help: 'Live background sessions whose Claude Code files (job state, session file, daemon roster) did not read as sunset knows them in the last sweep, by file',
+      labelNames: ['file'],
+      registers: r,
+    }),
+    alarmsOpen: new Gauge({
+      name: 'sunset_alarms_open',
+      help: 'Alarms no person has acknowledged yet, by kind',
+      labelNames: ['kind'],
+      registers: r,
+    }),
   };
   const c = {
     asks: new Counter({ name: 'sunset_asks_total', help: 'Exit asks delivered (audit "exit:asked")', registers: r }),
-    requests: new Counter({ name: 'sunset_exit_requests_total', help: 'Exit requests made: task chains ("exit:requested"), expire ("expire:requested"), people ("exit:person-request")', labelNames: ['source'], registers: r }),
-    exits: new Counter({ name: 'sunset_exits_total', help: 'Sessions confirmed to have left by their own exit path (audit "exit:exited")', registers: r }),
-    giveUps: new Counter({ name: 'sunset_give_ups_total', help: 'Chains that stopped asking after the last request (audit "exit:gave-up", "expire:gave-up")', labelNames: ['source'], registers: r }),
+    requests: new Counter({
+      name: 'sunset_exit_requests_total',
+      help: 'Exit requests made: task chains ("exit:requested"), expire ("expire:requested"), people ("exit:person-request")',
+      labelNames: ['source'],
+      registers: r,
+    }),
+    exits: new Counter({
+      name: 'sunset_exits_total',
+      help: 'Sessions confirmed to have left by their own exit path (audit "exit:exited")',
+      registers: r,
+    }),
+    giveUps: new Counter({
+      name: 'sunset_give_ups_total',
+      help: 'Chains that stopped asking after the last request (audit "exit:gave-up", "expire:gave-up")',
+      labelNames: ['source'],
+      registers: r,
+    }),
     capRefusals: new Counter({ name: 'sunset_cap_refusals_total', help: 'Starts refused at the cap (cap-reached alarms)', registers: r }),
   };
   const audit = new AuditCounter(join(deps.config.stateDir, 'audit.jsonl'));
@@ -66,6 +137,12 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     for (const l of LANES) {
       g.rss.set({ lane: l }, report.memory.byLane[l].bytes);
       g.laneSessions.set({ lane: l }, report.memory.byLane[l].sessions);
+    }
+    g.agentSessions.reset();
+    g.agentRss.reset();
+    for (const [agent, m] of Object.entries(report.memory.byAgent)) {
+      g.agentSessions.set({ agent }, m.sessions);
+      g.agentRss.set({ agent }, m.bytes);
     }
     g.eligibleRss.set(report.memory.eligible.bytes);
     const o = report.memory.overhead;
@@ -83,7 +160,11 @@ export function createMetrics(deps: PipelineDeps, queues: () => Promise<Queue[]>
     g.redisUp.set(deps.redis.up ? 1 : 0);
     const open = deps.alarms.open();
     g.alarmsOpen.reset();
-    for (const kind of ['session-will-not-exit', 'cap-reached']) {
+    const unreadable = snap.claudeFiles?.unreadable ?? null;
+    g.unreadable.set(unreadableAlarm(deps.config.stateDir) ? 1 : 0);
+    for (const file of CLAUDE_FILES)
+      g.unreadableSessions.set({ file }, new Set(unreadable?.files.filter((x) => x.file === file).flatMap((x) => x.sessions)).size);
+    for (const kind of ['session-will-not-exit', 'cap-reached', 'claude-code-unreadable']) {
       g.alarms.set({ kind }, alarms.filter((a) => a.kind === kind).length);
       g.alarmsOpen.set({ kind }, open.filter((a) => a.kind === kind).length);
     }
@@ -134,4 +215,3 @@ function setCounter(counter: Counter<string>, value: number, labels?: Record<str
     counter.inc(value);
   }
 }
-

@@ -23,7 +23,9 @@ export type { TimelineStep };
 
 /** A task's latched steps in order, with the ones still ahead; each request's own time from the exit ledger. */
 export function timelineOf(task: Latched & { id: string }, sessionId: string | null, stateDir: string, max: number): TimelineStep[] {
-  return timeline(taskChain(task), max, (n) => (sessionId ? readExit(stateDir, requestExitId(task.id, sessionId, n))?.calledAt : undefined));
+  return timeline(taskChain(task), max, (n) =>
+    sessionId ? readExit(stateDir, requestExitId(task.id, sessionId, n))?.calledAt : undefined,
+  );
 }
 
 export function reasonWords(r: string): string {
@@ -61,13 +63,21 @@ export interface TaskTimeline {
 
 /** Terminal tasks that have latched anything, most recently moved first. */
 export function taskTimelines(snap: FleetSnapshot, stateDir: string, max: number, limit = 40): TaskTimeline[] {
-  const moved = (t: (typeof snap.tasks)[number]) => Math.max(...[t.releasedAt, t.exitAskedAt, t.exitRequestedAt, t.exitedAt, t.exitGaveUpAt].filter(Boolean).map((x) => Date.parse(x!)));
+  const moved = (t: (typeof snap.tasks)[number]) =>
+    Math.max(...[t.releasedAt, t.exitAskedAt, t.exitRequestedAt, t.exitedAt, t.exitGaveUpAt].filter(Boolean).map((x) => Date.parse(x!)));
   return snap.tasks
     .filter((t) => t.terminal && t.releasedAt)
     .map((t) => ({ t, latest: moved(t) }))
     .sort((a, b) => b.latest - a.latest || (a.t.id < b.t.id ? -1 : 1))
     .slice(0, limit) // the ledger is read only for the tasks shown
-    .map(({ t, latest }) => ({ id: t.id, state: t.state, sessionId: t.sessionId, step: stepOf(t, null, max), latest, timeline: timelineOf(t, t.sessionId, stateDir, max) }));
+    .map(({ t, latest }) => ({
+      id: t.id,
+      state: t.state,
+      sessionId: t.sessionId,
+      step: stepOf(t, null, max),
+      latest,
+      timeline: timelineOf(t, t.sessionId, stateDir, max),
+    }));
 }
 
 export interface MemoryNow {
@@ -77,8 +87,11 @@ export interface MemoryNow {
   floorBytes: number | null;
 }
 
-/** MemAvailable now, against the configured floor (src/meminfo.ts; a floor of null is never under). */
-export function memoryNow(config: Pick<Config, 'memoryFloorMB'>, available: number | null = memAvailable()): MemoryNow {
+/** MemAvailable now (from config meminfoPath), against the configured floor (src/meminfo.ts; a floor of null is never under). */
+export function memoryNow(
+  config: Pick<Config, 'memoryFloorMB'> & Partial<Pick<Config, 'meminfoPath'>>,
+  available: number | null = memAvailable(config.meminfoPath),
+): MemoryNow {
   const floorBytes = config.memoryFloorMB === null ? null : config.memoryFloorMB * 1024 * 1024;
   return { availableBytes: available, pressure: underPressure(floorBytes, available), floorBytes };
 }

@@ -9,6 +9,7 @@ export interface RunOptions {
   stdin?: string;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  cwd?: string;
 }
 
 export interface Ran {
@@ -24,6 +25,7 @@ export function run(cmd: string, args: string[], o: RunOptions = {}): Promise<Ra
       stdio: [o.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       env: { ...process.env, ...o.env },
       timeout: o.timeoutMs,
+      cwd: o.cwd,
     });
     let stdout = '';
     let stderr = '';

@@ -28,7 +28,9 @@ export async function teardown() {
     c.disconnect();
     if (left.length) {
       const hosts = [...new Set(left.map((k) => /@([^:]+):/.exec(k)?.[1] ?? '?'))];
-      throw new Error(`tests left ${left.length} {sunset} keys in the run's Redis (every test must clean up what it puts there), of hosts ${hosts.join(', ')}: ${left.slice(0, 5).join(', ')}`);
+      throw new Error(
+        `tests left ${left.length} {sunset} keys in the run's Redis (every test must clean up what it puts there), of hosts ${hosts.join(', ')}: ${left.slice(0, 5).join(', ')}`,
+      );
     }
   } finally {
     await server.destroy();

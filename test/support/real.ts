@@ -48,7 +48,7 @@ export function writeTask(fleet: RealFleet, t: Record<string, unknown> & { id: s
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `${t.id}.json`);
   const tmp = join(dir, `.${t.id}.tmp`);
-  writeFileSync(tmp, JSON.stringify(t, null, 2) + '\n');
+  writeFileSync(tmp, `${JSON.stringify(t, null, 2)}\n`);
   renameSync(tmp, file);
   return file;
 }

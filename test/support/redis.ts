@@ -46,7 +46,9 @@ export async function ownRedis(): Promise<OwnRedis> {
     url,
     async start() {
       if (proc && proc.exitCode === null && proc.signalCode === null) return; // running: a second server would lose the first
-      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], { stdio: 'ignore' });
+      proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+        stdio: 'ignore',
+      });
       const deadline = Date.now() + 10_000;
       for (;;) {
         try {

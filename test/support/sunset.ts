@@ -68,17 +68,17 @@ export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}
   const running = await startSunset(config, {
     roles: ['producers', 'workers'],
     log: createLogger('debug', sink),
-    exitImpl: async (t, c) => {
+    exitImpl: async (t, c, x) => {
       exitCalls.push(t.id ?? t.sessionId);
-      return sessionExit(t, c);
+      return sessionExit(t, c, x);
     },
     ...o,
   });
   const close = running.close;
-  let closing: Promise<void> | null = null;
+  let closing: Promise<string[]> | null = null;
   running.close = () => (closing ??= closeOnce());
   const closeOnce = async () => {
-    await close();
+    const late = await close();
     // the last of this host's test processes to close takes its keys with it
     const left = (open.get(config.host) ?? 1) - 1;
     if (left > 0) open.set(config.host, left);
@@ -86,6 +86,7 @@ export async function startTestSunset(config: Config, o: Partial<UpOptions> = {}
       open.delete(config.host);
       await dropHost(config.redisUrl, config.host);
     }
+    return late;
   };
   open.set(config.host, (open.get(config.host) ?? 0) + 1);
   return Object.assign(running, { config, events, exitCalls });

@@ -14,10 +14,10 @@ export interface FleetTest {
 
 /**
  * Registers, in the calling file or describe, a new fleet before each test and, after each test:
- * `first` (a test's own processes, pages, servers), close the sunset, `then`, read the fleet's signals,
+ * `first` (a test's own processes, pages, servers), close the sunset, `after`, read the fleet's signals,
  * destroy the fleet, and expect the signals to be none (D1). `hookTimeout` is for the after-each step.
  */
-export function useFleet(o: { first?: Step; then?: Step; hookTimeout?: number } = {}): FleetTest {
+export function useFleet(o: { first?: Step; after?: Step; hookTimeout?: number } = {}): FleetTest {
   let fleet: TestFleet | null = null;
   const t: FleetTest = {
     get fleet() {
@@ -33,7 +33,7 @@ export function useFleet(o: { first?: Step; then?: Step; hookTimeout?: number } 
     await o.first?.();
     await t.sunset?.close();
     t.sunset = null;
-    await o.then?.();
+    await o.after?.();
     const f = fleet;
     fleet = null;
     if (!f) return; // an earlier before-each step failed: no fleet was made
