@@ -303,7 +303,9 @@ describe('gemini-interactive: the exit path on the real CLI', () => {
     expect(resume).toEqual(['env', `GEMINI_CLI_HOME=${fleet.home}`, fleet.binary, '--resume', found.sessionId]);
     const run = path.resumeArgv(config, { sessionId: found.sessionId, id: null, cwd: s.cwd, resume }, false);
     expect(run.attach).toContain(fleet.tmuxSocket);
-    await execa(run.argv[0], run.argv.slice(1), { env: fleet.env });
+    // the fleet's environment alone: when the resume starts the tmux server, the pane inherits it, and Gemini CLI
+    // runs headless (and exits at once) under CI=true, which a CI runner sets
+    await execa(run.argv[0], run.argv.slice(1), { env: fleet.env, extendEnv: false });
     const name = run.argv[run.argv.indexOf('-s') + 1];
     const [paneId, pid] = fleet.tmux(['list-panes', '-t', name, '-F', '#{pane_id} #{pane_pid}']).trim().split(' ');
     const again: AgentSession = { ...s, pid: Number(pid), paneId, tmuxSession: name };
