@@ -114,7 +114,7 @@ const PARTS: Array<{ key: keyof Split; words: string; ideal: (s: Split) => numbe
   { key: 'grace', words: 'released → asked (grace, the ask sweep, the message)', ideal: () => WAVE_WINDOWS.grace },
   { key: 'askWait', words: 'asked → requested (askWait, the step)', ideal: () => WAVE_WINDOWS.askWait },
   { key: 'queued', words: 'requested → exit job started (the rate limiter)', ideal: (s) => s.slot },
-  { key: 'recheck', words: 'exit job started → calling (the re-check sweep on the CLI)', ideal: () => 0 },
+  { key: 'recheck', words: 'exit job started → calling (the re-check sweep)', ideal: () => 0 },
   { key: 'path', words: 'calling → process gone (claude stop / typed /exit)', ideal: () => 0 },
 ];
 

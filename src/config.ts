@@ -55,7 +55,7 @@ const fleetSchema = z.strictObject({
   pinProtected: z.boolean().default(true),
   /**
    * Where a sweep reads the roster: `auto` (Claude Code's own files where they can be read, the CLI's
-   * `claude agents --json --all` at start, at each reconcile and just before an exit; the CLI wins), `cli`
+   * `claude agents --json --all` at start, at each reconcile, and before an exit takes a session as gone; the CLI wins), `cli`
    * (the CLI on every sweep), `files`.
    */
   rosterFrom: z.enum(['auto', 'cli', 'files']).default('auto'),

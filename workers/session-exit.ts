@@ -7,7 +7,7 @@ import { sessionExitSchema, type SessionExitJob } from '../queues/session-exit.j
 import { evidenceOf, latch, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
 import { claimExit, readClaim, readExit, writeExit, type ExitRecord } from '../src/store/ledger.js';
 import { sessionExit as realSessionExit, waitForEnd, type ExitOutcome, type ExitTarget } from '../src/pipeline/session-exit.js';
-import type { SessionView } from '../src/evidence/fleet.js';
+import type { FleetSnapshot, SessionView } from '../src/evidence/fleet.js';
 import type { Config } from '../src/config.js';
 import type { ExitContext } from '../src/agents/types.js';
 import { readRoster, type RosterResult } from '../src/evidence/roster.js';
@@ -52,7 +52,19 @@ export function createExitProcessor(
     const claimed = readClaim(stateDir, jobId);
     if (claimed) return confirmOnly(data, base, claimed);
 
-    const snap = await deps.fleet(0, { roster: 'cli' }); // the ADR's re-check, on the CLI's own word
+    // the ADR's re-check on fresh evidence (a sweep started after this job did), just before acting: a person may
+    // have attached meanwhile. It reads Claude Code's files where they can be read, as the schedule's steps do
+    // (the CLI reads the same files; its word checks them at start and every reconcile): a `claude agents` call
+    // per moment of a wave cost seconds of wall and ~1 s of CPU each (docs/benchmarks.md, the exit wave). Only
+    // "gone" on the files is asked of the CLI before it is taken: an ended session's chain is closed on its word.
+    // A request is carried out when the evidence allows (a passing protection waits), so "three requests"
+    // always means three requests delivered; a person's exit is refused, not kept waiting.
+    let snap = await deps.fleet(0);
+    let j = recheck(data, ref, snap);
+    if (snap.roster.ok && j.kind === 'end' && j.gone && snap.rosterFrom === 'files') {
+      snap = await deps.fleet(0, { roster: 'cli' });
+      j = recheck(data, ref, snap);
+    }
     if (!snap.roster.ok) {
       // missing evidence protects (D5) and passes: the request waits for a roster that answers, like any
       // passing protection. (Thrown, it failed after 3 attempts and counted as a request never delivered.)
@@ -62,19 +74,6 @@ export function createExitProcessor(
       );
       return deferJob(job, token, deps.now() + deps.config.windows.recheck);
     }
-    // the ADR's re-check on fresh evidence, just before acting: a person may have attached meanwhile.
-    // A request is carried out when the evidence allows (a passing protection waits), so "three requests"
-    // always means three requests delivered; a person's exit is refused, not kept waiting.
-    const j = judge({
-      act: data.reason === 'person' ? 'person' : 'exit',
-      ...(ref ? kindOf(ref).judgeScope(ref) : {}),
-      view: sessionFor(snap, data.sessionId),
-      rosterOk: true,
-      ...(data.reason === 'person' ? { override: data.override } : {}),
-      now: deps.now(),
-      recheck: deps.config.windows.recheck,
-      silence: deps.config.windows.silence,
-    });
     if (j.kind === 'end' && j.gone) {
       // not running any more (its row gone, a record, its process ended): nothing to call, and the chain has ended
       await latchExited(data, j.view);
@@ -88,6 +87,20 @@ export function createExitProcessor(
     // the session's own exit path (a dry run: what it would do, src/pipeline/dry-run.ts)
     return deps.acts.exit(deps, { ref, view: j.view, log }, () => call(data, base, j.view, log));
   };
+
+  /** The verdict on one sweep, for this exit (a person's may carry an override). */
+  function recheck(data: SessionExitJob, ref: ReturnType<typeof exitRefOf>, snap: FleetSnapshot) {
+    return judge({
+      act: data.reason === 'person' ? 'person' : 'exit',
+      ...(ref ? kindOf(ref).judgeScope(ref) : {}),
+      view: snap.roster.ok ? sessionFor(snap, data.sessionId) : null,
+      rosterOk: snap.roster.ok,
+      ...(data.reason === 'person' ? { override: data.override } : {}),
+      now: deps.now(),
+      recheck: deps.config.windows.recheck,
+      silence: deps.config.windows.silence,
+    });
+  }
 
   /** Take the session's exit path: claimed once in the ledger, called, confirmed, its chain's exitedAt latched. */
   async function call(data: SessionExitJob, base: ExitRecord, view: SessionView, log: Record<string, unknown>) {

@@ -3,7 +3,7 @@
 // for each background job's state and for the records (jobs whose session has ended). One readdir of each folder
 // and a stat-keyed cache of the state files: a sweep costs what the evidence costs (~1 ms on a real fleet),
 // where `claude agents --json --all` costs 0.2–0.4 s and a 134 MB child. The CLI's own word is still taken where
-// it matters — at start, at each reconcile, just before an exit is requested — and wins when they disagree.
+// it matters — at start, at each reconcile, before an exit takes a session as gone — and wins when they disagree.
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcTable } from './proc.js';
@@ -117,7 +117,7 @@ export interface RosterChoice {
 }
 
 /**
- * The roster a sweep stands on. `want: 'cli'` (start, reconcile, just before an exit): the CLI's word, checked
+ * The roster a sweep stands on. `want: 'cli'` (start, reconcile, an exit's "gone"): the CLI's word, checked
  * against the files; else the files where they can be read (fleet.rosterFrom auto: once the daemon's roster
  * exists, i.e. the real CLI with background sessions), else the CLI.
  */

@@ -1,7 +1,7 @@
 // One sweep shared by every job that needs evidence at about the same moment, and never two of a kind at once:
 // callers that accept evidence up to `maxAgeMs` old share the last snapshot or the sweep in flight; a
 // caller that needs fresher evidence waits for the next sweep, which every such caller shares. Sweeps on the
-// CLI's word (`claude agents --json --all`: an exit's re-check, a reconcile) and sweeps on Claude Code's files
+// CLI's word (`claude agents --json --all`: a reconcile, a person's exit) and sweeps on Claude Code's files
 // each have a lane of their own: a CLI call takes seconds on a loaded box (docs/benchmarks.md, the exit wave),
 // and the schedule's steps, which read the files, do not wait behind it.
 import type { Config } from '../config.js';

@@ -76,7 +76,7 @@ export interface GatherOptions {
   rss?: boolean;
   /** A dry run's latches, over the files' (what it would have latched: src/pipeline/dry-run.ts). */
   dry?: DryRunLatches;
-  /** Whose roster: the CLI's (its word: at start, reconcile, just before an exit), or Claude Code's files where they can be read (the default). */
+  /** Whose roster: the CLI's (its word: at start, reconcile, a person's exit), or Claude Code's files where they can be read (the default). */
   roster?: 'cli' | 'files';
   /**
    * The tmux server (an interactive session's pane, its clients, a draft in its input box): read for every live
