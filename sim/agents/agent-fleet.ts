@@ -28,6 +28,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { cmdline, environHas, fdTargets, livePids, pidAlive, procStat, rssKb, sleep, waitFor } from '../proc.js';
 import { AgentApi } from './agent-api.js';
 import { SPECS, type AgentCli, type AgentSpec, type TranscriptHead } from './agent-specs.js';
 import { ensureAgentCli } from './install.js';
@@ -66,88 +67,11 @@ export interface RunResult {
 
 // ------------------------------------------------------------------ /proc helpers
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function procStat(pid: number): { state: string; ppid: number; starttime: number } | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: f[0], ppid: Number(f[1]), starttime: Number(f[19]) };
-  } catch {
-    return null;
-  }
-}
-
-/** alive = /proc/<pid> exists and is not a zombie. */
-export function pidAlive(pid: number | null | undefined): boolean {
-  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return false;
-  const st = procStat(pid);
-  return !!st && st.state !== 'Z' && st.state !== 'X';
-}
-
-export function cmdline(pid: number): string[] | null {
-  try {
-    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!raw) return null;
-    const parts = raw.split('\0');
-    if (parts[parts.length - 1] === '') parts.pop();
-    return parts;
-  } catch {
-    return null;
-  }
-}
-
-function environHas(pid: number, entry: Buffer): boolean {
-  try {
-    const env = readFileSync(`/proc/${pid}/environ`);
-    let i = env.indexOf(entry);
-    while (i >= 0) {
-      if (i === 0 || env[i - 1] === 0) return true;
-      i = env.indexOf(entry, i + 1);
-    }
-    return false;
-  } catch {
-    return false;
-  }
-}
-
-function rssKb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+)\s*kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function livePids(): number[] {
-  try {
-    return readdirSync('/proc')
-      .filter((e) => /^\d+$/.test(e))
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
+export { cmdline, pidAlive, waitFor } from '../proc.js';
 
 /** The files a process holds open (readlink of /proc/<pid>/fd/*), sockets and pipes left out. */
 export function openFiles(pid: number): string[] {
-  const out: string[] = [];
-  let fds: string[] = [];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return out;
-  }
-  for (const fd of fds) {
-    try {
-      const t = readlinkSync(`/proc/${pid}/fd/${fd}`);
-      if (t.startsWith('/')) out.push(t);
-    } catch {
-      /* closed meanwhile */
-    }
-  }
-  return [...new Set(out)];
+  return [...new Set(fdTargets(pid).filter((t) => t.startsWith('/')))];
 }
 
 export function cwdOf(pid: number): string | null {
@@ -155,19 +79,6 @@ export function cwdOf(pid: number): string | null {
     return readlinkSync(`/proc/${pid}/cwd`);
   } catch {
     return null;
-  }
-}
-
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await cond()) return true;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() >= deadline) return false;
-    await sleep(everyMs);
   }
 }
 

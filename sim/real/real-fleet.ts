@@ -13,9 +13,10 @@
 // signals processes of its own fleet, by pid, in destroy().
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync, writeFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, renameSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { cmdline, environHas, fdTargets, livePids, pidAlive, procStat, rssKb, sleep, waitFor } from '../proc.js';
 import { ensureClaudeCode, CLAUDE_CODE_VERSION } from './install.js';
 import { MessagesApi } from './messages-api.js';
 
@@ -142,113 +143,19 @@ export interface RealFleetOptions {
 
 // ------------------------------------------------------------------ /proc helpers
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** alive = /proc/<pid> exists and is not a zombie. */
-export function pidAlive(pid: number | null | undefined): boolean {
-  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 0) return false;
-  const st = procStat(pid);
-  return !!st && st.state !== 'Z' && st.state !== 'X';
-}
-
-interface ProcStat {
-  state: string;
-  ppid: number;
-  pgid: number;
-  starttime: string;
-}
-
-function procStat(pid: number): ProcStat | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: f[0], ppid: Number(f[1]), pgid: Number(f[2]), starttime: f[19] };
-  } catch {
-    return null;
-  }
-}
-
-export function cmdline(pid: number): string[] | null {
-  try {
-    const raw = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    if (!raw) return null;
-    const parts = raw.split('\0');
-    if (parts[parts.length - 1] === '') parts.pop();
-    return parts;
-  } catch {
-    return null;
-  }
-}
-
-function environHas(pid: number, entry: Buffer): boolean {
-  try {
-    const env = readFileSync(`/proc/${pid}/environ`);
-    // entries are NUL-separated: match at the start or after a NUL
-    let i = env.indexOf(entry);
-    while (i >= 0) {
-      if (i === 0 || env[i - 1] === 0) return true;
-      i = env.indexOf(entry, i + 1);
-    }
-    return false;
-  } catch {
-    return false;
-  }
-}
-
-function rssKb(pid: number): number {
-  try {
-    const m = /VmRSS:\s+(\d+)\s*kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) : 0;
-  } catch {
-    return 0;
-  }
-}
-
-function livePids(): number[] {
-  try {
-    return readdirSync('/proc')
-      .filter((e) => /^\d+$/.test(e))
-      .map(Number);
-  } catch {
-    return [];
-  }
-}
+export { cmdline, pidAlive } from '../proc.js';
 
 /** Unix socket inodes a process holds open (from /proc/<pid>/fd). */
 export function socketInodes(pid: number): number[] {
-  const out: number[] = [];
-  let fds: string[] = [];
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`);
-  } catch {
-    return out;
-  }
-  for (const fd of fds) {
-    try {
-      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
-      if (m) out.push(Number(m[1]));
-    } catch {
-      /* closed meanwhile */
-    }
-  }
-  return out;
+  return fdTargets(pid).flatMap((t) => {
+    const m = /^socket:\[(\d+)\]$/.exec(t);
+    return m ? [Number(m[1])] : [];
+  });
 }
 
 /** Poll until cond() is true or the deadline passes; returns whether it became true. */
-export async function waitFor(cond: () => boolean | Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      if (await cond()) return true;
-    } catch {
-      /* treat as not yet */
-    }
-    if (Date.now() >= deadline) return false;
-    await sleep(everyMs);
-  }
-}
+export { waitFor } from '../proc.js';
 
-/** Claude's project-folder slug for a cwd: every character outside [A-Za-z0-9] becomes `-`. */
 export function slugOf(cwd: string): string {
   return cwd.replace(/[^A-Za-z0-9]/g, '-');
 }
@@ -440,8 +347,10 @@ export class RealFleet {
     }
     const ended: number[] = [];
     for (const [root, list] of byRoot) {
-      const owner = readJson<{ pid?: number; procStart?: string | null }>(join(root, 'owner.json'));
-      const ownerAlive = !!owner?.pid && pidAlive(owner.pid) && (!owner.procStart || procStat(owner.pid)?.starttime === owner.procStart);
+      const owner = readJson<{ pid?: number; procStart?: number | string | null }>(join(root, 'owner.json'));
+      // (a string, from an owner.json of an earlier harness)
+      const ownerAlive =
+        !!owner?.pid && pidAlive(owner.pid) && (!owner.procStart || String(procStat(owner.pid)?.starttime) === String(owner.procStart));
       if (ownerAlive) continue;
       const ordered = [...list.filter((x) => x.daemon), ...list.filter((x) => !x.daemon)];
       for (const { pid } of ordered) {
