@@ -180,8 +180,8 @@ export function createExitProcessor(
   /** It left: a copy of its transcript, so it stays resumable after Claude Code's own cleanup (src/store/kept.ts). */
   async function keep(rec: ExitRecord) {
     // another agent CLI's transcript is its own to keep (resume.keep copies Claude Code's: docs/agents/README.md)
-    const agent = (rec as ExitRecord & { agent?: string }).agent;
-    if (agent && agent !== 'claude-code') return;
+    const agent = (rec as ExitRecord & { agent?: string }).agent ?? null;
+    if (exitPathOf({ kind: rec.kind ?? 'background', agent })?.keepsTranscript !== true) return;
     const k = await keepTranscript(deps.config, rec.sessionId, deps.now());
     const who = rec.label ?? rec.sessionId;
     if (k.pruned.length)

@@ -1,9 +1,10 @@
 // An agent CLI beside Claude Code (Codex CLI, Gemini CLI): how sunset finds its sessions on this box and reads
-// their screens. One file per CLI (src/agents/<cli>.ts), one table (src/agents/clis.ts); its exit path (how it is
-// asked, quits and comes back) is an ExitPath of its own (src/agents/<cli>-interactive.ts) in EXIT_PATHS.
+// their screens. One file per CLI (src/agents/<cli>.ts), one line in one table (src/agents/clis.ts); its exit path (how
+// it is asked, quits and comes back) is made from it by agent-interactive.ts, and EXIT_PATHS holds it by that line.
 // What each CLI does was measured on the real one: docs/agents/<cli>.md.
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
+import type { AgentInputBox } from '../evidence/agent-input-box.js';
 import type { ProcTable } from '../evidence/proc.js';
 
 /** Is this home folder the CLI's default one (`~/<name>`, written so or as a path)? */
@@ -47,6 +48,11 @@ export interface AgentCli {
   defaults: AgentCliConfig;
   /** Every live session of this CLI on the box (its processes read from the table; its files under cfg.home). */
   discover(procs: ProcTable, cfg: AgentCliConfig, now: number): Promise<Discovery>;
+  /**
+   * Its input box on a screen captured with `capture-pane -p -e` (found, empty, the draft): every key typed is checked
+   * by it. Pure. A CLI without one is never typed into (nothing can be checked): it is not asked and does not quit.
+   */
+  inputBox?(screen: string): AgentInputBox;
   /** A person's draft in its input box, from a screen captured with `capture-pane -p -e`: true, false, null = no box seen. Pure. */
   draftOnScreen(screen: string): boolean | null;
   /** Its busy marker on that screen (a turn in flight): true, false; null = no box seen. Pure. */

@@ -6,7 +6,6 @@
 // takes the keys: `/quit` + Enter there chose "Allow once" on Gemini CLI). Both TUIs lost keys typed mid-redraw, so
 // every line is typed with the box checked before and after Enter (pane-typing.ts). docs/agents/<cli>.md.
 import type { Config } from '../config.js';
-import { readAgentInputBox } from '../evidence/agent-input-box.js';
 import type { AgentCli } from './agent-cli.js';
 import { agentConfigOf } from './clis.js';
 import { typeChecked } from './pane-typing.js';
@@ -14,10 +13,10 @@ import { processEnded } from './process-end.js';
 import { askInPane, type PaneTyper, paneDraft, quitInPane, resumeInTmux } from './tmux-pane.js';
 import type { ExitPath } from './types.js';
 
-/** The interactive exit path of one agent CLI of the table, whose input box is read by that rule of agent-input-box.ts. */
-export function agentInteractive(cli: AgentCli, box: 'codex' | 'gemini'): ExitPath {
-  const typeIntoBox: PaneTyper = (socket, paneId, text, timeoutMs) =>
-    typeChecked(socket, paneId, text, (screen) => readAgentInputBox(box, screen), { timeoutMs });
+/** The interactive exit path of one agent CLI of the table, its input box read by the CLI's own rule (cli.inputBox). */
+export function agentInteractive(cli: AgentCli): ExitPath {
+  const readBox = cli.inputBox ?? (() => ({ found: false, draft: '' }));
+  const typeIntoBox: PaneTyper = (socket, paneId, text, timeoutMs) => typeChecked(socket, paneId, text, readBox, { timeoutMs });
   const path: ExitPath = {
     name: `${cli.name}-interactive`,
     agent: cli.name,
@@ -26,6 +25,7 @@ export function agentInteractive(cli: AgentCli, box: 'codex' | 'gemini'): ExitPa
     method: 'typed-exit',
     needsPane: true,
     passesId: false,
+    keepsTranscript: false,
     ask: (ctx, view, msg) => askInPane(ctx, view, msg.text, path, typeIntoBox),
     leave: (ctx, target) => quitInPane(ctx, target, cli.quit, processEnded, typeIntoBox),
     confirm: processEnded,

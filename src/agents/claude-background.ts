@@ -24,6 +24,7 @@ export const claudeBackground: ExitPath = {
   method: 'claude-stop',
   needsPane: false,
   passesId: true,
+  keepsTranscript: true,
   ask: (ctx, view, msg) => claudeAsk(ctx, view, msg, null),
   leave,
   confirm: processEnded,

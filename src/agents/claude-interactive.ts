@@ -61,6 +61,7 @@ export const claudeInteractive: ExitPath = {
   method: 'typed-exit',
   needsPane: true,
   passesId: false,
+  keepsTranscript: true,
   ask: (ctx, view, msg) => claudeAsk(ctx, view, msg, () => askInPane(ctx, view, msg.text, claudeInteractive)),
   leave,
   confirm: processEnded,

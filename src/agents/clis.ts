@@ -1,6 +1,6 @@
 // The agent CLIs sunset reads beside Claude Code, one line each (src/agents/<cli>.ts). Claude Code is not here: its
 // sessions come from its own roster (src/evidence/roster.ts). fleet.agents in the config picks which are read and
-// where each lives. A new CLI is a file beside these, its exit path in src/agents/index.ts, and a line below.
+// where each lives. A new CLI is a file beside these and a line below; its exit path is made from that line (index.ts).
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import type { Config } from '../config.js';

@@ -5,7 +5,7 @@
 import { readFileSync, readlinkSync, realpathSync } from 'node:fs';
 import { normalize } from 'node:path';
 import { isDefaultHome } from './agent-cli.js';
-import { cellsOf, readAgentInputBox } from '../evidence/agent-input-box.js';
+import { type AgentInputBox, cellsOf, readAgentInputBox } from '../evidence/agent-input-box.js';
 import type { ProcTable } from '../evidence/proc.js';
 import { errorCode } from '../errors.js';
 import { whichFile } from '../which.js';
@@ -148,6 +148,7 @@ export function createCodex(env: NodeJS.ProcessEnv = process.env): AgentCli {
     name: CODEX,
     defaults: { command: 'codex', home: '~/.codex' },
     discover,
+    inputBox,
     draftOnScreen,
     busyOnScreen,
     quit: '/quit',
@@ -184,15 +185,20 @@ function toolPidsByThread(
   return out;
 }
 
+/** Codex's input box on a screen captured with `capture-pane -p -e` (agent-input-box.ts: the rule measured). */
+export function inputBox(screen: string): AgentInputBox {
+  return readAgentInputBox('codex', screen);
+}
+
 /** A person's draft in Codex's input box (`capture-pane -p -e`): null when no box is seen. */
 export function draftOnScreen(screen: string): boolean | null {
-  const box = readAgentInputBox('codex', screen);
+  const box = inputBox(screen);
   return box.found ? !box.empty : null;
 }
 
 /** Codex's busy marker, `• Working (8s • esc to interrupt)`, above its input box: null when no box is seen. */
 export function busyOnScreen(screen: string): boolean | null {
-  if (!readAgentInputBox('codex', screen).found) return null;
+  if (!inputBox(screen).found) return null;
   // the word may be drawn letter by letter (a shimmer): read it plain; the bullet may be a spinner's frame
   return screen.split('\n').some((line) =>
     /^.{0,3}Working \(.*esc to interrupt\)/.test(

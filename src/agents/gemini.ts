@@ -295,6 +295,7 @@ function createGemini(): AgentCli {
     name: 'gemini',
     defaults: { command: 'gemini', home: '~/.gemini' },
     discover,
+    inputBox: (screen) => readAgentInputBox('gemini', screen),
     draftOnScreen(screen) {
       const box = readAgentInputBox('gemini', screen);
       return box.found ? !box.empty : null;

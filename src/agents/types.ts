@@ -83,6 +83,11 @@ export interface ExitPath {
   needsPane: boolean;
   /** It hands the short id to a program (`claude stop <id>`): an id that reads as an option protects (id-unsafe). */
   passesId: boolean;
+  /**
+   * sunset keeps a gzip copy of its transcript when it leaves (resume.keep, src/store/kept.ts): Claude Code's, whose
+   * cleanup deletes transcripts after cleanupPeriodDays. Another CLI's transcript is its own to keep.
+   */
+  keepsTranscript: boolean;
 
   /** The one message, by fleet.askVia; a delivery that fails sends nothing. */
   ask(ctx: ExitContext, view: SessionView, msg: AskMessage): Promise<Delivered>;

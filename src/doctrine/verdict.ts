@@ -136,7 +136,21 @@ export interface SessionFacts {
   pid: number | null;
   /** The agent CLI that runs it ('codex', 'gemini'); absent = Claude Code. */
   agent?: string;
+  /** What its exit path needs (src/agents/types.ts ExitPath); null: no path serves it. Absent: Claude Code's, by kind. */
+  exit?: ExitNeeds | null;
   evidence: Evidence;
+}
+
+/** What a session's exit path needs of it: a tmux pane to type into (a draft there is in its way), a safe short id. */
+export interface ExitNeeds {
+  needsPane: boolean;
+  passesId: boolean;
+}
+
+/** The facts' exit needs; facts that do not say are Claude Code's: an interactive session types, a background one passes its id. */
+function exitNeedsOf(s: SessionFacts): ExitNeeds | null {
+  if (s.exit !== undefined) return s.exit;
+  return s.kind === 'unknown' ? null : { needsPane: s.kind === 'interactive', passesId: s.kind === 'background' };
 }
 
 export interface Policy extends ChainPolicy {
@@ -233,12 +247,14 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
 
   // An id the exit command could take for an option, or that is not one path segment, is never asked or requested:
   // the exit worker would refuse it at the last moment, so the chain would only spend its requests and alarm.
-  if (unsafeSession(s.kind === 'interactive' ? null : (s.id ?? ''), s.sessionId)) reasons.add('id-unsafe');
+  const needs = exitNeedsOf(s);
+  if (unsafeSession(needs?.passesId ? (s.id ?? '') : null, s.sessionId)) reasons.add('id-unsafe');
 
-  if (s.kind === 'unknown') reasons.add('kind-unknown');
-  if (s.kind === 'interactive' && e.pane === null) reasons.add('no-pane');
+  // no exit path serves it (the roster did not say its kind, or no path serves its agent): nothing can end it
+  if (needs === null) reasons.add('kind-unknown');
+  if (needs?.needsPane && e.pane === null) reasons.add('no-pane');
   if (e.draft === true) reasons.add('draft-pending');
-  else if (s.kind === 'interactive' && e.pane && e.draft === null) reasons.add('draft-unknown');
+  else if (needs?.needsPane && e.pane && e.draft === null) reasons.add('draft-unknown');
 
   // Hook events are optional evidence: stale or absent ones change nothing, and fresh ones only add protection.
   const h = e.hooks;

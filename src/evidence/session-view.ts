@@ -4,6 +4,7 @@ import { labelOf } from './roster.js';
 import { pidsRss } from './proc.js';
 import { sessionPids } from './claude-code.js';
 import { decide, type SessionFacts } from '../doctrine/verdict.js';
+import { exitPathOf } from '../agents/index.js';
 import type { Built, Sweep } from './row-evidence.js';
 import type { SessionView } from './fleet.js';
 
@@ -13,6 +14,8 @@ export function sessionView(s: Sweep, b: Built, counted: Set<number>): SessionVi
   const facts: SessionFacts = { id: row.id, sessionId: row.sessionId, kind: row.kind, pid: row.pid, evidence };
   if (starting) facts.starting = starting;
   if (row.agent) facts.agent = row.agent;
+  const path = exitPathOf(row);
+  facts.exit = path && { needsPane: path.needsPane, passesId: path.passesId };
   const d = decide(facts, s.policy, s.at);
   if (b.paneNotes.length) d.notes = [...d.notes, ...b.paneNotes];
   const v: SessionView = {
