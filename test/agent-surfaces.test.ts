@@ -7,13 +7,9 @@ import { codexScript } from '../sim/fleet/fleet.js';
 import { runCli } from './support/cli.js';
 import { until, useFleet } from './support/use-fleet.js';
 import { startWebSunset, type WebSunset } from './support/web.js';
+import { metric } from './support/metrics.js';
 
 const ctx = useFleet({ hookTimeout: 90_000 });
-
-const metric = (text: string, name: string) => {
-  const m = new RegExp(`^${name.replace(/[{}"=,]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : undefined;
-};
 
 describe('a Codex session beside Claude Code', () => {
   it('is named by its agent in verdict, report, cap, the fleet page and /metrics, and counted toward the one ceiling', async () => {

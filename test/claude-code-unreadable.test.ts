@@ -19,6 +19,7 @@ import {
   type UnreadableFinding,
 } from '../src/doctrine/unreadable.js';
 import { trustFilesAgain } from '../src/evidence/file-roster.js';
+import { metric } from './support/metrics.js';
 
 const H = 3_600_000;
 const ctx = useFleet({ hookTimeout: 90_000 });
@@ -100,11 +101,6 @@ describe('the decision (pure)', () => {
 });
 
 describe('on the test fleet', () => {
-  const metric = (text: string, name: string) => {
-    const m = new RegExp(`^${name.replace(/[{}"=,]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
-    return m ? Number(m[1]) : undefined;
-  };
-
   it('job files moved aside: one alarm, shown by verdict, the fleet page and /metrics, the sessions protected; moved back: closed; moved again: a new one', async () => {
     const fleet = ctx.fleet;
     // written to a moment ago: untasked and not idle for the expire window, so they stay through the test

@@ -14,15 +14,11 @@ import { startTestSunset } from './support/sunset.js';
 import { runCli } from './support/cli.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { createMetrics } from '../src/web/metrics.js';
+import { metric } from './support/metrics.js';
 
 const H = 3_600_000;
 const KIND = 'claude-code-unreadable';
 const ctx = useRealFleet();
-
-const metric = (text: string, name: string) => {
-  const m = new RegExp(`^${name.replace(/[{}"=,]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
-  return m ? Number(m[1]) : undefined;
-};
 
 describe('claude-code-unreadable on the real Claude Code CLI', () => {
   it('job files moved aside: one alarm with the version, shown by verdict and /metrics, the sessions protected; moved back: closed', async () => {

@@ -13,6 +13,7 @@ import { writeExit, type ExitRecord } from '../src/store/ledger.js';
 import { ownRedis } from './support/redis.js';
 import { testConfig } from './support/sunset.js';
 import { Queue } from 'bullmq';
+import { metric } from './support/metrics.js';
 
 const H = 3_600_000;
 // real processes and Redis on a busy 2-core machine: generous deadlines, every wait on a condition
@@ -487,10 +488,6 @@ describe('/metrics', () => {
       await until('fin exited', () => Boolean(ctx.fleet.readTask('fin').exitedAt), 60_000);
       await s.deps.alarms.raise('cap-reached', 'admit-x', { message: 'cap reached: 36/35' });
 
-      const metric = (text: string, name: string) => {
-        const m = new RegExp(`^${name.replace(/[{}"=,]/g, '\\$&')} (\\S+)$`, 'm').exec(text);
-        return m ? Number(m[1]) : undefined;
-      };
       let text = '';
       await until('metrics show the exit', async () => {
         text = await (await call(web, '/metrics')).text();
