@@ -5,6 +5,7 @@ import { startTestSunset, testConfig } from './support/sunset.js';
 import { untilWithin, useFleet } from './support/use-fleet.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { Alarms } from '../src/store/alarms.js';
+import { writeMade } from '../src/store/pins-made.js';
 
 const H = 3_600_000;
 const ctx = useFleet();
@@ -132,6 +133,22 @@ describe("one doctrine for both reapers: sunset pins what Claude Code's own reap
     await ctx.sunset.reconcile();
     expect(ctx.fleet.pinsText()).toBe(JSON.stringify([person.id, 'deadbeef'], null, 2));
     expect(ctx.fleet.isAlive(person)).toBe(true);
+  });
+
+  it("a pin sunset is taking back is not read as a person's by a sweep that reads between the two writes", async () => {
+    const lane = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'lane', state: 'done', sessionId: lane.sessionId });
+    const cfg = testConfig(ctx.fleet, { windows: { expireIdle: 48 * H } });
+    ctx.fleet.setPins([lane.id]);
+    writeMade(cfg.stateDir, [lane.id]);
+    // the sweep reads its sources as it starts; the take-back's two writes (the file, then sunset's list) land
+    // before it reads on: it must see either the pin and the list holding it, or neither
+    const sweep = gatherFleet(cfg);
+    ctx.fleet.setPins([]);
+    writeMade(cfg.stateDir, []);
+    const v = (await sweep).sessions.find((s) => s.sessionId === lane.sessionId)!;
+    expect(v.evidence.pinned).toBe(false);
+    expect(v.reasons).not.toContain('pinned');
   });
 
   it('a pins file that does not parse is left exactly as it is, and protects every background session', async () => {

@@ -8,7 +8,6 @@ import type { ReaperEta } from './claude-reaper.js';
 import { memAvailable } from './meminfo.js';
 import { pruneFileCache } from './file-cache.js';
 import { jobChainReader } from '../store/job-state.js';
-import { readMade } from '../store/pins-made.js';
 import type { DryRunLatches } from '../pipeline/dry-run.js';
 import { fleetOverhead, type Overhead } from './claude-code.js';
 import { inboxReader } from './files.js';
@@ -137,7 +136,6 @@ async function sweepOf(config: Config, opts: GatherOptions, src: Sources, at: nu
   const jobChains = jobChainReader(config.stateDir);
   // Claude Code's reaper waits 60 s instead of an hour when free memory is under 1 GiB
   const avail = claudeDir !== null ? memAvailable() : null;
-  const sunsetPins = new Set(claudeDir !== null ? readMade(config.stateDir) : []);
   // Claude Code's per-process files: each live session's messaging socket and tmux pane (docs/claude-code.md)
   const sessionFilesRead = src.sessionFiles ? await src.sessionFiles : null;
   if (sessionFilesRead && !sessionFilesRead.ok) src.problems.push(sessionFilesRead.error);
@@ -154,7 +152,6 @@ async function sweepOf(config: Config, opts: GatherOptions, src: Sources, at: nu
     sessionFilesRead,
     jobChains,
     lowMemory: avail !== null && avail < 1024 * 1024 * 1024,
-    sunsetPins,
     hookDir,
     hookFiles: listHookFiles(hookDir),
     inboxOf: inboxReader(config.fleet.inboxDir),

@@ -36,8 +36,6 @@ export interface Sweep extends Sources {
   jobChains: ReturnType<typeof jobChainReader>;
   /** Claude Code's reaper waits 60 s instead of an hour when free memory is under 1 GiB. */
   lowMemory: boolean;
-  /** The pins sunset made itself (a task still open): not a person's. */
-  sunsetPins: ReadonlySet<string>;
   hookDir: string;
   hookFiles: Set<string> | null;
   inboxOf: (sessionId: string) => number | null;

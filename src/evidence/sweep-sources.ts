@@ -12,6 +12,7 @@ import { agentViewsOf, type AgentView } from './agent-view.js';
 import { readSessionFiles, type SessionFiles } from './sessions.js';
 import { chooseRoster } from './file-roster.js';
 import { readPins, type PinsResult } from './claude-code.js';
+import { readMade } from '../store/pins-made.js';
 import { indexTranscripts } from './files.js';
 import { readTasks, type ReadTasksResult } from '../tasks/tasks.js';
 import type { GatherOptions } from './fleet.js';
@@ -25,6 +26,8 @@ export interface Sources {
   tasks: ReadTasksResult;
   /** null: fleet.claudeDir is null (Claude Code's own files are not read). */
   pins: PinsResult | null;
+  /** The pins sunset made itself (stateDir/pins-made.json), read just before the pins file: see readSources. */
+  sunsetPins: ReadonlySet<string>;
   transcripts: Map<string, { path: string; mtimeMs: number }> | Error;
   /** Claude Code's per-process files, read once: the file roster's and each live session's socket and pane. */
   sessionFiles: Promise<SessionFiles> | null;
@@ -59,6 +62,10 @@ export async function readSources(config: Config, opts: GatherOptions): Promise<
     () => readRoster(f.rosterCommand, config.probeTimeout),
     sessionFiles ?? undefined,
   );
+  // sunset's own pins before the pins file: it takes a pin back from the file first and from its list after, so
+  // a list read first still names any pin of its the file holds (read the other way round, a pin being taken
+  // back looked like a person's for a moment, and a wave's exit requests waited a recheck on it)
+  const sunsetPins = new Set(f.claudeDir !== null ? readMade(config.stateDir) : []);
   const [choice, table, tasks, pins] = await Promise.all([
     chosen,
     procsRead,
@@ -97,6 +104,7 @@ export async function readSources(config: Config, opts: GatherOptions): Promise<
     procs,
     tasks,
     pins,
+    sunsetPins,
     transcripts,
     sessionFiles,
     cliNames,
