@@ -7,7 +7,7 @@
 // file) and the exit jobs' BullMQ times split each exit's time into its parts.
 //
 //   npm run bench -- realfleet --wave --sessions=30
-import { appendFileSync, chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Job } from 'bullmq';
 import { requestExitId } from '../queues/session-exit.js';
@@ -212,6 +212,8 @@ export async function exitWave(x: WaveContext): Promise<void> {
     target: 'all running, none asked',
     pass: heldAlive === n - f && heldTouched === 0,
   });
+  // the wave's log lines, whole, for investigating (the fleet's folder goes with the fleet)
+  if (process.env.BENCH_UP_LOG) copyFileSync(logFile, process.env.BENCH_UP_LOG);
   printSplit(await splits(x, finish, goneAt, d0, readFileSync(logFile, 'utf8')), floorMs);
   printCalls(readFileSync(callsFile, 'utf8').split('\n').filter(Boolean).slice(verbs0), d0);
 }

@@ -140,7 +140,7 @@ ${wrapped(
 environment: BENCH_PROFILE=<dir> CPU profiles of the measured windows; BENCH_UP_NODE_ARGS more node
 options for the \`sunset up\` the idle and realfleet phases start; BENCH_SWEEP_NODE_ARGS for realfleet's
 sweep process; BENCH_SWEEP_WARMUP the sweeps before realfleet's measured ones (30); BENCH_UP_LOG=<file>
-the idle phase's log lines; REDIS_URL the Redis of the pipeline bench (default 127.0.0.1:6379, shared:
+the idle phase's (or realfleet --wave's) log lines; REDIS_URL the Redis of the pipeline bench (default 127.0.0.1:6379, shared:
 it uses keys of its own).`;
 
 async function main(given: string[]): Promise<number> {
