@@ -315,4 +315,18 @@ describe('resume, kept, on the test fleet', () => {
     expect(gone.stderr).toMatch(/cannot be resumed: Claude Code no longer has its transcript and sunset kept no copy of it/);
     expect(existsSync(a.transcriptPath)).toBe(false);
   });
+  it('a task naming its session by the short id: the exit is recorded under the whole sessionId, its copy kept', async () => {
+    const host = uniqueHost();
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    ctx.fleet.writeTask({ id: 'short', state: 'done', sessionId: a.id }); // the short id a task may name (README)
+    ctx.sunset = await startTestSunset(testConfig(ctx.fleet, { host }));
+    expect(await waitFor(() => Boolean(ctx.fleet.readTask('short').exitedAt), 30_000)).toBe(true);
+    expect(await waitFor(() => ctx.sunset!.events.some((e) => e.event === 'resume:kept' && e.sessionId === a.sessionId), 10_000)).toBe(
+      true,
+    );
+    const l = JSON.parse((await runCli(['exited', '--json', '--config', ctx.fleet.writeConfig({ host })])).stdout);
+    expect(l.entries).toMatchObject([
+      { taskId: 'short', sessionId: a.sessionId, resumeFrom: 'transcript', kept: { bytes: expect.any(Number) } },
+    ]);
+  });
 });

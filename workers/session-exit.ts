@@ -117,6 +117,8 @@ export function createExitProcessor(
     const calling: ExitRecord & Record<string, unknown> = {
       ...base,
       ...(base.taskId ? {} : view.taskId ? { taskId: view.taskId } : {}),
+      // the session's whole id, whatever named it (a task may name it by its short id): resume and its kept copy go by it
+      sessionId: view.sessionId,
       id: view.id,
       label: view.label,
       name: view.name,
