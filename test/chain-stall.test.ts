@@ -6,6 +6,7 @@ import { startTestSunset, testConfig } from './support/sunset.js';
 import { untilWithin, useFleet } from './support/use-fleet.js';
 import { exitAskId } from '../queues/exit-ask.js';
 import type { FleetSource } from '../src/evidence/fleet-cache.js';
+import { CHAIN_KINDS } from '../src/pipeline/chain-kinds/index.js';
 
 const H = 3_600_000;
 const ctx = useFleet();
@@ -80,5 +81,37 @@ describe('a chain after a judgement that ended it without a latch', () => {
     // the pass reads the task `done`: its chain is judged (the ask waits on a busy session) and its step scheduled,
     // not skipped as protected by an open task
     expect(await s.reconcile()).toMatchObject({ advanced: 1, idle: 0 });
+  });
+});
+
+describe("a kind's own reconcile pass (ChainKindAdapter.reconcile)", () => {
+  it('each pass runs every kind whose pass this config wants, on its sweep, with no line of reconcile naming the kind', async () => {
+    const a = await ctx.fleet.spawnBackground({ transcriptAgeMs: H });
+    // the expire kind has no pass of its own: lent one here, as a new kind's file would bring it
+    const seen: string[][] = [];
+    const lent: NonNullable<(typeof CHAIN_KINDS.expire)['reconcile']> = {
+      wanted: (config) => config.fleet.jobChain === false, // this config: yes
+      pass: async (_deps, snap) => {
+        seen.push(snap.sessions.map((s) => s.sessionId));
+        return 1;
+      },
+    };
+    CHAIN_KINDS.expire.reconcile = lent;
+    try {
+      // no task, no job chains, no pins: only the lent pass makes the pass sweep
+      const cfg = testConfig(ctx.fleet, { windows: { reconcileEvery: H }, fleet: { jobChain: false, pinProtected: false } });
+      ctx.sunset = await startTestSunset(cfg);
+      const s = ctx.sunset;
+      await until('the pass at start done', async () => (await s.deps.producers.reconcile.queue.getCompletedCount()) > 0);
+      const n = seen.length;
+      expect(await s.reconcile()).toMatchObject({ begun: 1 });
+      expect(seen.length).toBe(n + 1);
+      expect(seen.at(-1)).toContain(a.sessionId);
+      lent.wanted = () => false; // not wanted by this config: not run, and the pass sweeps nothing for it
+      expect(await s.reconcile()).toMatchObject({ advanced: 0 });
+      expect(seen.length).toBe(n + 1);
+    } finally {
+      delete CHAIN_KINDS.expire.reconcile;
+    }
   });
 });

@@ -1,6 +1,6 @@
 // reconcile: at start and every reconcileEvery, derive every chain's next step from its latched fields (and the
-// exit ledger) alone and enqueue it (D7): every finished task's, and every finished Claude Code job's (an
-// untasked background session whose job settled done; its chain begins here, its latches in stateDir). A
+// exit ledger) alone and enqueue it (D7): every finished task's here, and each other kind's by its adapter's
+// `reconcile` (src/pipeline/chain-kinds/: a finished Claude Code job's chain begins there, its latches in stateDir). A
 // released task whose session is a record, gone, or absent from a roster that answered has ended: exitedAt is
 // latched (a failed roster is not "absent": the chain goes on and its own worker waits). A step the session's
 // verdict would end at once (superseded, protected by an open task, a person deciding) gets no job.
@@ -9,7 +9,7 @@ import { readTasks } from '../src/tasks/tasks.js';
 import { endedElsewhere, sessionFor, type PipelineDeps } from '../src/pipeline/deps.js';
 import { schedule } from '../src/pipeline/chains.js';
 import { chainOfTask } from '../src/pipeline/chain-kinds/task.js';
-import { beginJobChains } from '../src/pipeline/chain-kinds/job.js';
+import { CHAIN_KINDS } from '../src/pipeline/chain-kinds/index.js';
 import { syncPins } from '../src/pipeline/pins.js';
 import { judge, type Act } from '../src/doctrine/judge.js';
 import { taskChainOpen } from '../src/doctrine/verdict.js';
@@ -31,14 +31,17 @@ export function createReconcileProcessor(deps: PipelineDeps) {
   // reads the folder and sweeps only when a chain is open (a fleet at rest with every chain ended calls no roster).
   let sweptLast = false;
   return async (_job?: Job) => {
-    const jobs = deps.config.fleet.claudeDir !== null && (deps.config.fleet.jobChain || deps.config.fleet.pinProtected);
+    // the kinds whose chains a pass begins or schedules again from the sweep (a finished Claude Code job's, …)
+    const passes = Object.values(CHAIN_KINDS).flatMap((k) => (k.reconcile?.wanted(deps.config) ? [k.reconcile] : []));
+    const pins = deps.config.fleet.claudeDir !== null && deps.config.fleet.pinProtected;
+    const everyPass = passes.length > 0 || pins; // a pass that sweeps whatever its tasks say
     const sweep = (maxAge = 1000) => deps.fleet(maxAge, { roster: 'cli', tmux: 'if-needed' });
     let snap: FleetSnapshot | null = null;
     let tasks: Task[];
     // the sweep its chains are judged on started after their tasks were read: one shared from a moment before
     // may have read a task `active` that the folder now says is `done` (its chain then skipped for a whole pass)
     let readAt: number | null = null;
-    if (jobs || sweptLast) {
+    if (everyPass || sweptLast) {
       snap = await sweep();
       if (snap.probeErrors.tasks) return tasksFailed(snap.probeErrors.tasks);
       tasks = snap.tasks;
@@ -54,7 +57,7 @@ export function createReconcileProcessor(deps: PipelineDeps) {
       .map((t) => chainOfTask(deps, t))
       .filter((c) => c.step && c.step.step !== 'end');
     sweptLast = open.length > 0;
-    if (!open.length && !jobs) return { tasks: tasks.length, advanced: 0 };
+    if (!open.length && !everyPass) return { tasks: tasks.length, advanced: 0 };
     snap ??= await sweep(readAt === null ? 1000 : Math.min(1000, Math.max(0, deps.now() - readAt)));
     let advanced = 0;
     let ended = 0;
@@ -90,13 +93,14 @@ export function createReconcileProcessor(deps: PipelineDeps) {
       advanced++;
     }
     await Promise.all(adds);
-    // finished Claude Code jobs: a chain begins (its start latched: the grace counts from the job's settling)
-    const jobChains = jobs && deps.config.fleet.jobChain && snap.roster.ok ? await beginJobChains(deps, snap) : 0;
+    // the other kinds' chains, each by its adapter
+    let begun = 0;
+    if (snap.roster.ok) for (const p of passes) begun += await p.pass(deps, snap);
     // one doctrine for both reapers: the sessions a person is waiting on are pinned against Claude Code's own
-    const pins = snap.roster.ok ? await syncPins(deps, snap) : null;
-    if (pins && !pins.ok) deps.log.warn({ event: 'pins:failed', error: pins.error }, `pins: ${pins.error}`);
-    deps.log.debug({ event: 'reconcile:done', tasks: tasks.length, advanced, ended, idle, jobChains }, 'reconcile pass');
-    return { tasks: tasks.length, advanced, ended, idle, jobChains };
+    const pinned = snap.roster.ok ? await syncPins(deps, snap) : null;
+    if (pinned && !pinned.ok) deps.log.warn({ event: 'pins:failed', error: pinned.error }, `pins: ${pinned.error}`);
+    deps.log.debug({ event: 'reconcile:done', tasks: tasks.length, advanced, ended, idle, begun }, 'reconcile pass');
+    return { tasks: tasks.length, advanced, ended, idle, begun };
   };
 
   function tasksFailed(error: string) {

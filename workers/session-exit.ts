@@ -46,6 +46,7 @@ export function createExitProcessor(
       sessionId: data.sessionId,
       ...(taskId ? { taskId } : {}),
       ...('n' in data ? { n: data.n } : {}),
+      ...(ref && data.reason === 'chain' ? { chain: kindOf(ref).name(ref) } : {}),
     };
     const log = { jobId, reason: data.reason, sessionId: data.sessionId, taskId: base.taskId };
 

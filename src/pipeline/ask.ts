@@ -17,10 +17,12 @@ export interface Finished {
   id: string;
   state: string;
   kind?: 'task' | 'job';
+  /** What finished, in a chain kind's own words ("your review of PR 12 is done"); absent: said by `kind`. */
+  words?: string;
 }
 
 export function askText(f: Finished, askWait: number): string {
-  const what = f.kind === 'job' ? `your job (${f.id}) is done` : `your task ${f.id} is ${f.state}`;
+  const what = f.words ?? (f.kind === 'job' ? `your job (${f.id}) is done` : `your task ${f.id} is ${f.state}`);
   return `sunset: ${what}. Please wrap up and write your close-out now; in about ${formatDuration(askWait)} this session will be asked to exit (its conversation stays resumable).`;
 }
 

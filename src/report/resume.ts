@@ -49,6 +49,7 @@ function pathOf(r: { kind?: string | null; agent?: unknown }): ExitPath {
 function whyOf(r: ExitRecord & Record<string, unknown>): string {
   if (r.reason === 'person') return `a person's request (${r.by ?? '?'}: ${r.why ?? ''}${r.override ? ', overriding protection' : ''})`;
   if (r.reason === 'expire') return `untasked and idle past the expire window (request ${r.n})`;
+  if (r.reason === 'chain') return `${r.chain ?? 'its chain'} finished (request ${r.n} of ${MAX_EXIT_REQUESTS})`;
   if (r.reason === 'job' || !r.taskId) return `its Claude Code job settled done (request ${r.n} of ${MAX_EXIT_REQUESTS})`;
   return `task ${r.taskId} finished (request ${r.n} of ${MAX_EXIT_REQUESTS})`;
 }

@@ -25,6 +25,8 @@ export interface ExitRecord {
   reasons?: string[];
   rssBytes?: number | null;
   error?: string;
+  /** A chain of a later kind (reason 'chain'): its name, as its adapter says it (`manual X`). */
+  chain?: string;
 }
 
 const file = (stateDir: string, jobId: string) => join(stateDir, 'exits', `${safeName(jobId)}.json`);

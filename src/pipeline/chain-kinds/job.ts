@@ -23,6 +23,11 @@ function latchJob(deps: PipelineDeps, ref: JobChainRef, patch: ChainPatch): Prom
 export const jobKind: ChainKindAdapter<JobChainRef> = {
   kind: 'job',
   shape: 'job',
+  // finished Claude Code jobs: a chain begins (its start latched: the grace counts from the job's settling)
+  reconcile: {
+    wanted: (config) => config.fleet.claudeDir !== null && config.fleet.jobChain,
+    pass: (deps, snap) => beginJobChains(deps, snap),
+  },
   refOf: (d) => (d.job ? { kind: 'job', ...d.job } : null),
   dataOf: (ref) => ({ job: { shortId: ref.shortId, sessionId: ref.sessionId, start: ref.start } }),
   exitRefOf: (d) => (d.reason === 'job' ? { kind: 'job', shortId: d.shortId, sessionId: d.sessionId, start: d.start } : null),

@@ -4,7 +4,8 @@
 // A kind reads and latches its facts through deps.store, so a dry run's latches stay in memory (dry-run.ts).
 import type { ChainFacts, ChainKind, ChainLatch, ChainStep } from '../../doctrine/chain.js';
 import type { JudgeInput } from '../../doctrine/judge.js';
-import type { SessionView } from '../../evidence/fleet.js';
+import type { Config } from '../../config.js';
+import type { FleetSnapshot, SessionView } from '../../evidence/fleet.js';
 import type { LatchBase, Task } from '../../tasks/tasks.js';
 import type { ChainJobData } from '../../../queues/common.js';
 import type { SessionExitJob } from '../../../queues/session-exit.js';
@@ -87,4 +88,16 @@ export interface ChainKindAdapter<R extends { kind: string }> {
   ended(deps: PipelineDeps, c: Chain<R>, view?: SessionView): Promise<void>;
   /** Exit job n finished and the session is still there: what moves the chain on (its next step, timed from `finishedAt`). */
   afterExit(deps: PipelineDeps, ref: R, o: { finishedAt: string; view?: SessionView; stillRunning: boolean }): Promise<void>;
+
+  /**
+   * What each reconcile pass does for it, on the pass's sweep (workers/reconcile.ts): begin the chains the sweep
+   * shows should begin, and schedule the open ones' next steps again from their facts (after a Redis flush or a
+   * lost job, D7). `wanted`: whether this config runs it at all (a pass sweeps only when some kind wants one).
+   * Returns how many chains it scheduled. Absent: its chains begin elsewhere (a task's: from its file; an expire
+   * chain's: from the expire scan).
+   */
+  reconcile?: {
+    wanted(config: Config): boolean;
+    pass(deps: PipelineDeps, snap: FleetSnapshot): Promise<number>;
+  };
 }
