@@ -98,7 +98,10 @@ describe('sunset doctor', () => {
     const cfg = configFile({
       redisUrl: `redis://:hunter2@127.0.0.1:${port}`,
       fleet: { tasksDir: join(ctx.fleet.root, 'no-tasks'), claudeCommand: join(ctx.fleet.root, 'bin', 'no-claude') },
-      alarms: { webhook: `http://127.0.0.1:${await deadPort()}/x` },
+      alarms: {
+        webhook: `http://127.0.0.1:${await deadPort()}/x`,
+        channels: [{ type: 'ntfy', name: 'phone', url: await receiver(), tokenEnv: 'SUNSET_DOCTOR_TEST_TOKEN' }],
+      },
       meminfoPath: meminfo(8000),
     });
     const r = await doctor(['--config', cfg]);
@@ -113,11 +116,16 @@ describe('sunset doctor', () => {
     expect(lineOf(r.stdout, 'tasks')).toContain(
       `FAIL tasks         the tasks folder ${join(ctx.fleet.root, 'no-tasks')} does not exist — create it (mkdir -p `,
     );
-    expect(lineOf(r.stdout, 'alarms')).toMatch(/^FAIL alarms +webhook: http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    // the failing channels first, each marked; a token variable that is not set is named in the fix
+    expect(lineOf(r.stdout, 'alarms')).toMatch(/^FAIL alarms +webhook: FAILED http:\/\/127\.0\.0\.1:\d+: .*ECONNREFUSED/);
+    expect(lineOf(r.stdout, 'alarms')).toMatch(
+      /; phone \(ntfy\): FAILED .*SUNSET_DOCTOR_TEST_TOKEN \(tokenEnv\) is not set — set SUNSET_DOCTOR_TEST_TOKEN in sunset's environment \(its unit's Environment= or EnvironmentFile=, or export it before `sunset up`\)$/,
+    );
     expect(lineOf(r.stdout, 'alarms')).not.toMatch(/\d\/x/); // the origin alone, not the path
     // what is merely missing warns: hooks, the unit
     expect(lineOf(r.stdout, 'hooks')).toMatch(/^warn hooks +sunset's hooks are not installed/);
     expect(lineOf(r.stdout, 'service')).toMatch(/^warn service +no systemd user unit at /);
+    expect(lineOf(r.stdout, 'service')).toContain(`— sunset service print --config ${cfg} --output `); // the config it was given
     expect(r.stdout.trim().split('\n').at(-1)).toBe('4 to fix, 2 to look at: sunset cannot do its work until the FAIL lines are fixed');
 
     const j = JSON.parse((await doctor(['--json', '--config', cfg])).stdout);

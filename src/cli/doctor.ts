@@ -39,6 +39,7 @@ Exit codes: 0 nothing to fix (warnings allowed), 1 something must be fixed (a FA
       cwd: io.cwd,
       home: io.env.HOME || homedir(),
       timeoutMs: Math.min(cfg.probeTimeout, 10_000),
+      ...(typeof values.config === 'string' ? { configFile: values.config } : {}),
     });
     io.out(values.json ? JSON.stringify(doctorJson(findings), null, 2) : formatDoctor(findings));
     return doctorExit(findings);

@@ -35,10 +35,15 @@ export async function checkAlarms({ config: c, env, timeoutMs }: DoctorContext):
       'configure a channel: alarms.webhook, alarms.command or alarms.channels — docs/operations.md',
     );
   const bad = probes.filter((p) => !p.ok);
-  const said = probes.map((p) => `${p.name === p.type ? p.name : `${p.name} (${p.type})`}: ${p.detail}`).join('; ');
-  return bad.length
-    ? fail(said, 'an alarm that cannot be delivered reaches nobody: fix the channel, or the network to it')
-    : ok(`${said} — \`sunset alarms test\` sends a test alarm through each, to check delivery`);
+  // the failing channels first: a long line of them should not bury the one to fix
+  const said = [...bad, ...probes.filter((p) => p.ok)]
+    .map((p) => `${p.name === p.type ? p.name : `${p.name} (${p.type})`}: ${p.ok ? '' : 'FAILED '}${p.detail}`)
+    .join('; ');
+  const unset = bad.flatMap((p) => /environment variable (\S+) \(tokenEnv\) is not set/.exec(p.detail)?.[1] ?? []);
+  const fix = unset.length
+    ? `set ${unset.join(', ')} in sunset's environment (its unit's Environment= or EnvironmentFile=, or export it before \`sunset up\`)`
+    : 'an alarm that cannot be delivered reaches nobody: fix the channel, or the network to it';
+  return bad.length ? fail(said, fix) : ok(`${said} — \`sunset alarms test\` sends a test alarm through each, to check delivery`);
 }
 
 /** The words of a unit's ExecStart= line (quoted words unquoted). */
@@ -47,16 +52,14 @@ export function execStartWords(unit: string): string[] {
   return [...line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => (m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]));
 }
 
-export function checkService({ env, home }: DoctorContext): Finding {
+export function checkService({ env, home, configFile }: DoctorContext): Finding {
   const file = join(env.XDG_CONFIG_HOME || join(home, '.config'), 'systemd', 'user', 'sunset.service');
+  const print = `sunset service print${configFile ? ` --config ${configFile}` : ''} --output ${file}`;
   let unit: string;
   try {
     unit = readFileSync(file, 'utf8');
   } catch {
-    return warn(
-      `no systemd user unit at ${file}`,
-      `sunset service print --output ${file} && systemctl --user enable --now sunset (or run \`sunset up\` your own way)`,
-    );
+    return warn(`no systemd user unit at ${file}`, `${print} && systemctl --user enable --now sunset (or run \`sunset up\` your own way)`);
   }
   const words = execStartWords(unit);
   const missing = [words[0], words.find((w) => w.endsWith('cli.js'))].filter(
@@ -65,7 +68,7 @@ export function checkService({ env, home }: DoctorContext): Finding {
   if (missing.length)
     return fail(
       `${file} runs ${missing.join(' and ')}, which no longer exist${missing.length === 1 ? 's' : ''}`,
-      `write it again: sunset service print --output ${file}`,
+      `write it again: ${print}`,
     );
   return ok(`the service unit is installed (${file})`);
 }

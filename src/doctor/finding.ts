@@ -19,6 +19,8 @@ export interface DoctorContext {
   home: string;
   /** Bounds each probe (a child process, a connection). */
   timeoutMs: number;
+  /** The config file named on the command line (--config), to be named again in a fix. */
+  configFile?: string;
 }
 
 export interface Check {
