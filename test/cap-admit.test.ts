@@ -157,6 +157,9 @@ describe('sunset admit', () => {
     const alarms = new Alarms(parseConfig(ctx.fleet.config({ host }), { env: {} })).list();
     expect(alarms).toHaveLength(1); // the same hour: raised once
     expect(alarms[0]).toMatchObject({ kind: 'cap-reached', host, ceiling: 2, counted: 2, leaving: 1 });
+    // the host is the alarm's own field (a channel's title says it): not said again in its words
+    expect(alarms[0].message).toMatch(/^cap reached: 2\/2 — a start was refused; /);
+    expect(alarms[0].message).not.toContain(host);
   });
 
   it('a failed roster exits 1 without running the command', async () => {
@@ -373,6 +376,7 @@ describe('sunset admit: admission by memory (a meminfo file the test writes)', (
     });
     const alarms = new Alarms(parseConfig(ctx.fleet.config({ host }), { env: {} })).list();
     expect(alarms).toMatchObject([{ kind: 'cap-reached', refusedBy: ['memory'], shortBytes: 100 * MB }]);
+    expect(alarms[0].message).toMatch(/^memory floor reached: /);
 
     meminfo(1301); // 1301 − 300 = 1001 MB left: above the floor
     const ok = await finish(cli(['admit', '--json', '--config', cfg, '--', ...m.argv]));

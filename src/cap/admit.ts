@@ -260,8 +260,8 @@ export async function admit(config: Config, command: string[], o: AdmitOptions):
         ...(r.memory ? { availableBytes: r.memory.availableBytes, floorBytes: r.memory.floorBytes, shortBytes: r.memory.shortBytes } : {}),
         message: `${
           r.by.includes('memory')
-            ? `on ${config.host}: ${refusalLine(r, 'a start was refused')}`
-            : `cap reached on ${config.host}: ${counted}/${config.cap} — a start was refused; ${leavingPhrase(count.leaving.length)}`
+            ? refusalLine(r, 'a start was refused')
+            : `cap reached: ${counted}/${config.cap} — a start was refused; ${leavingPhrase(count.leaving.length)}`
         }, ${count.awaitingHuman.length === 1 ? '1 lane awaiting a human holds a slot' : `${count.awaitingHuman.length} lanes awaiting a human hold slots`}`,
       })
       .catch((err: Error) => o.err(say(`could not record the cap-reached alarm: ${err.message}`)));
