@@ -1,7 +1,8 @@
 // The mixed fleet: the REAL Claude Code, Codex and Gemini CLIs side by side, each interactive in a tmux pane on
 // this box, each against its own stand-in model API (sim/real/ and sim/agents/). Each answers its first prompt
 // (given on its command line), each session is found under its own CLI's session id, and each leaves by its own
-// quit command typed into its pane while the other two keep running. Slow: ~1 min on 2 cores.
+// quit command typed into its pane (by this test: test/real-agents-exit.test.ts has sunset do it) while the other two
+// keep running. ~12–17 s on 2 cores.
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { AgentFleet, pidAlive } from '../sim/agents/agent-fleet.js';
 import { RealFleet } from '../sim/real/real-fleet.js';

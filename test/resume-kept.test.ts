@@ -255,6 +255,39 @@ describe('kept copies of earlier exits', () => {
   });
 });
 
+describe('sunset exited, a line an exit', () => {
+  it("names another agent CLI's session by its agent, Claude Code's by its kind", async () => {
+    const { root, config } = setup();
+    const at = '2026-12-01T00:00:00.000Z';
+    writeExit(config.stateDir, {
+      jobId: 'a',
+      reason: 'request',
+      taskId: 't-codex',
+      sessionId: SID,
+      kind: 'interactive',
+      outcome: 'exited',
+      finishedAt: at,
+      ...{ agent: 'codex' },
+    });
+    writeExit(config.stateDir, {
+      jobId: 'b',
+      reason: 'request',
+      taskId: 't-cc',
+      sessionId: `${SID.slice(0, -1)}6`,
+      kind: 'background',
+      id: 'ab12cd34',
+      outcome: 'exited',
+      finishedAt: at,
+    });
+    const file = join(root, 'sunset.config.json');
+    writeFileSync(file, JSON.stringify({ stateDir: config.stateDir, fleet: { projectsDir: config.fleet.projectsDir } }));
+    const r = await runCli(['exited', '--config', file]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/exited +5aee89f1 +codex task t-codex/);
+    expect(r.stdout).toMatch(/exited +ab12cd34 +background task t-cc/);
+  });
+});
+
 describe('resume, kept, on the test fleet', () => {
   const ctx = useFleet();
 

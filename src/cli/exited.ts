@@ -50,7 +50,7 @@ Exit codes: 0, 2 unknown or ambiguous id.`,
     else {
       for (const e of entries) {
         io.out(
-          `${e.at}  ${e.outcome.padEnd(7)} ${(e.id ?? e.sessionId.slice(0, 8)).padEnd(10)} ${e.kind ?? ''} ${e.taskId ? `task ${e.taskId}` : 'untasked'}  ${e.rssFreedBytes ? `freed ${formatBytes(e.rssFreedBytes)}` : ''}`,
+          `${e.at}  ${e.outcome.padEnd(7)} ${(e.id ?? e.sessionId.slice(0, 8)).padEnd(10)} ${e.agent && e.agent !== 'claude-code' ? e.agent : (e.kind ?? '')} ${e.taskId ? `task ${e.taskId}` : 'untasked'}  ${e.rssFreedBytes ? `freed ${formatBytes(e.rssFreedBytes)}` : ''}`,
         );
         io.out(`    why: ${e.why}`);
         if (e.outcome === 'exited') io.out(`    resumable: ${resumableWords(e)}`);

@@ -15,12 +15,18 @@ export const resumeCommand: Command = {
 
 Looks TASK (a task id) or SESSION (its short id, sessionId, a unique prefix of either,
 or its name) up in the resume ledger (\`sunset exited\`) and runs its resume command
-(fleet.resumeCommand, default \`claude --resume <sessionId>\`) in the recorded cwd —
-through \`sunset admit\`, so the ceiling still holds. An interactive session comes back in a new tmux window (a new
-detached tmux session when you are not inside tmux); a background one runs here.
+(fleet.resumeCommand, default \`claude --resume <sessionId>\`; a Codex or Gemini CLI session, its own CLI's:
+\`codex resume <id>\`, \`gemini --resume <id>\`) in the recorded cwd — through \`sunset admit\`, so the ceiling
+still holds. An interactive session comes back in a new tmux window (a new detached tmux session when you are not
+inside tmux), with that tmux server's environment: a credential or base URL that was set only on the first
+session's own command line is not passed on (set it in the tmux server's environment or the CLI's own config);
+a background one runs here, in this shell's environment.
 
 When Claude Code has deleted its transcript (settings.json cleanupPeriodDays), the copy sunset kept at the
 exit is put back first (only where no transcript is; never over one). With neither, it says so and stops.
+
+  --wait           when the cap (count or memory) refuses the start, wait for room instead of exiting 75
+  --timeout DUR    with --wait, give up after DUR (30s, 10m); exit 75 then
 
 Exit codes: the resumed command's own, 1 its conversation is gone (no transcript, no kept copy),
 2 unknown id, 75 cap reached (see --wait).`,
