@@ -4,7 +4,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseRoster, labelOf } from '../src/evidence/roster.js';
-import { fleetOverhead, inFlightCount, parseJobState, parsePins, parseVersion, sessionPids } from '../src/evidence/claude-code.js';
+import {
+  fleetOverhead,
+  inFlightCount,
+  parseJobState,
+  parsePins,
+  parseVersion,
+  sessionPids,
+  versionNote,
+} from '../src/evidence/claude-code.js';
 import type { ProcTable } from '../src/evidence/proc.js';
 import { attachedTo, claudeArgs, claudeNames, findClients } from '../src/evidence/clients.js';
 import { resolveSession } from '../src/doctrine/identity.js';
@@ -157,5 +165,12 @@ describe("the real CLI's processes", () => {
     const total = tree.filter((p) => p.role !== 'tmux').reduce((a, p) => a + p.rssMb, 0); // the tmux server is not Claude Code's
     const inSessions = [...counted].reduce((a, p) => a + (mb.get(p) ?? 0), 0);
     expect(inSessions + o.bytes).toBe(total);
+  });
+});
+
+describe("the CLI's version note", () => {
+  it('a CLI that is not there is not noted (its absence is said where it matters); one that fails to answer is', async () => {
+    expect(await versionNote('/nonexistent/claude', 5000)).toBeNull();
+    expect(await versionNote('false', 5000)).toMatch(/^could not tell which Claude Code this is \(false --version: /);
   });
 });

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { JobFacts } from '../doctrine/verdict.js';
 import { run } from '../run.js';
 import { unsafeSegment } from '../doctrine/ids.js';
+import { commandMissing } from './claude-cli.js';
 
 import { pidsRss, processTree, sameClaudeDir, type ProcTable } from './proc.js';
 import { claudeArgs } from './clients.js';
@@ -128,6 +129,8 @@ export function parseVersion(stdout: string): string | null {
  */
 export async function versionNote(claudeCommand: string, timeoutMs: number): Promise<string | null> {
   const r = await run([claudeCommand, '--version'], { timeoutMs });
+  // a CLI that is not there is said where its absence matters (the roster, `up`'s claude:missing), once
+  if (!r.ok && commandMissing(r.error ?? '')) return null;
   if (!r.ok)
     return `could not tell which Claude Code this is (${claudeCommand} --version: ${r.error}); its files are read defensively, and what cannot be read protects`;
   if (/sunset test-fleet stand-in/.test(r.stdout)) return null;
