@@ -128,6 +128,7 @@ describe('on the test fleet', () => {
     // the folder it reads (the test fleet's fleet.claudeDir), not the default ~/.claude
     expect(alarm.message).toContain(`the job state file (${fleet.claudeDir}/jobs/<id>/state.json) is missing for 2 sessions`);
     expect(alarm.message).toMatch(/protected \(job-unknown\)/);
+    expect(alarm.message).toMatch(/To do: compare `claude --version` .* docs\/operations\.md, "When Claude Code's files stop reading"\.$/);
     expect(alarm).toMatchObject({
       sessions: 2,
       checked: 2,

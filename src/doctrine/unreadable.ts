@@ -101,7 +101,7 @@ export function unreadableMessage(f: UnreadableFinding, version: string | null):
         `${fileWords(g)} ${PROBLEM_WORDS[g.problem]} for ${g.sessions.length} session${g.sessions.length === 1 ? '' : 's'} (${g.sessions.slice(0, 5).join(', ')}${g.sessions.length > 5 ? ', …' : ''})`,
     )
     .join('; ');
-  return `Claude Code ${version ?? '(version unknown)'}: its files do not read as sunset knows them for ${f.sessions} of ${f.checked} live background session${f.checked === 1 ? '' : 's'}: ${what}. Meanwhile ${f.meanwhile.join('; ')}. The alarm closes by itself when the files read again.`;
+  return `Claude Code ${version ?? '(version unknown)'}: its files do not read as sunset knows them for ${f.sessions} of ${f.checked} live background session${f.checked === 1 ? '' : 's'}: ${what}. Meanwhile ${f.meanwhile.join('; ')}. The alarm closes by itself when the files read again. To do: compare \`claude --version\` with the versions sunset was tested with, look for the files where they are said missing (a moved or unmounted fleet.claudeDir, permissions); after an update that moved them, pin the previous version — docs/operations.md, "When Claude Code's files stop reading".`;
 }
 
 const FILE_NAMES: Record<ClaudeFile, string> = {
