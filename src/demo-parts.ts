@@ -20,13 +20,15 @@ export class Halted extends Error {
 }
 
 /** Per step, ms. Only one start can be under way at a time (the flow is sequential), so the worst case is one
- * wait for a start, the close, two drops, the fleet's end and a redis-server's: 9 s, under the 10 s bound. */
+ * wait for a start, the close, two drops, the fleet's end, the close's rest and a redis-server's: 9.5 s, under the
+ * 10 s bound. */
 const WAIT_START = 1500; // for a start under way (sunset, the fleet, a private redis-server) to finish
 const CLOSE_PART = 1000; // each of sunset's parts (an exit job confirming is not worth keeping here)
 const CLOSE_ALL = 2000;
 const DROP_KEYS = 1000;
 const DESTROY = 2000;
 const SHUTDOWN = 1000;
+const CLOSE_REST = 500; // a part still closing once the fleet has ended (an exit job writing its end)
 
 export class DemoParts {
   halted = false;
@@ -80,26 +82,27 @@ export class DemoParts {
     const running = await started('sunset', this.sunset);
     // a part of sunset still closing past its time (a worker waiting on its job) holds nothing that outlives the
     // process: the demo's process ends once this is done, and its keys are dropped after it
-    if (running) await within(CLOSE_ALL + 500, running.close(CLOSE_PART, CLOSE_ALL), []);
+    // the parts left closing past their time: a worker on an exit job that confirms once the fleet has ended
+    const stillClosing = running ? await within(CLOSE_ALL + 500, running.close(CLOSE_PART, CLOSE_ALL), ['sunset']) : [];
     const keys = this.keys;
     const drop = async () => keys && (await removed('its keys in Redis', DROP_KEYS, dropHostKeys(keys.url, keys.host)));
     await drop();
     const fleet = await started('the fleet', this.fleet);
-    let folder: string | null = null;
     if (fleet) {
       await removed('the fleet', DESTROY, fleet.destroy());
       // its folder (the stand-ins' tasks, transcripts, HOME, config) goes even when the fleet's end outlasts its
       // step: the process exits right after this, and a destroy still under way would never reach its rm
-      folder = removeFolder(fleet.root) ? null : fleet.root;
+      removeFolder(fleet.root);
     }
-    // again: a worker left closing (an exit job confirming, which the fleet's end has just concluded) may have
-    // written its job's end since; the process ends right after this
+    // a worker left closing (an exit job confirming, which the fleet's end has just concluded) writes its job's end
+    // now, into the folder and Redis: the folder is cleared again as it writes, for a moment, then the keys
+    if (fleet && stillClosing.length) await clearFor(fleet.root, CLOSE_REST);
     if (!left.includes('its keys in Redis')) await drop();
     const redis = await started('its redis-server', this.redis);
     if (redis?.own) await removed('its redis-server', SHUTDOWN, redis.own.shutdown());
-    // a stand-in that was still writing into the folder (a second Ctrl-C reaches the whole process group) has ended
-    // by now: once more, then say it if it is still there
-    if (folder !== null && !removeFolder(folder)) left.push(`its folder ${folder}`);
+    // a stand-in or a worker that was still writing into the folder (a second Ctrl-C reaches the whole process group)
+    // has ended by now: once more, then say it if it is still there
+    if (fleet && !removeFolder(fleet.root)) left.push(`its folder ${fleet.root}`);
     return left;
   }
 }
@@ -113,6 +116,14 @@ function removeFolder(dir: string): boolean {
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Remove a folder, and again every 100 ms for `ms` (something still writing into it puts it back). */
+async function clearFor(dir: string, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; Date.now() < end; ) {
+    removeFolder(dir);
+    await new Promise((r) => setTimeout(r, 100));
   }
 }
 

@@ -7,7 +7,7 @@
 // exact). Before this change the demo died at once and left its stand-ins, its tmux server and its keys.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { CLI } from './support/cli.js';
 import { ownRedis, type OwnRedis } from './support/redis.js';
 import { pidAlive, TestFleet, waitFor } from '../sim/fleet/fleet.js';
 import { DemoParts } from '../src/demo-parts.js';
+import type { Running } from '../src/pipeline/up.js';
 
 const MARK = 'SUNSET_DEMO_INTERRUPT_TEST';
 let redis: OwnRedis;
@@ -193,6 +194,30 @@ describe("the demo's removal: its folder goes even when the fleet's end outlasts
       const left = await parts.remove();
       expect(left).toEqual(['the fleet']);
       expect(existsSync(fleet.root)).toBe(false);
+    } finally {
+      await fleet.destroy();
+    }
+  }, 20_000);
+
+  it('a worker still closing writes into the folder after the fleet ended: the folder is cleared again, and is gone', async () => {
+    const fleet = await TestFleet.create();
+    try {
+      // as an exit job still confirming does: once its session has ended (the fleet's end), it writes its job's end
+      const late = join(fleet.root, 'state', 'exits');
+      const ended = Object.assign(Object.create(fleet) as TestFleet, {
+        destroy: async () => {
+          setTimeout(() => {
+            mkdirSync(late, { recursive: true });
+            writeFileSync(join(late, 'exit%2Ft%2Fs%2F2.json'), '{}');
+          }, 200);
+        },
+      });
+      const parts = new DemoParts();
+      parts.fleet = Promise.resolve(ended);
+      parts.sunset = Promise.resolve({ close: async () => ['the exit worker'] } as unknown as Running);
+      expect(await parts.remove()).toEqual([]);
+      // and it stays gone past the worker's write (200 ms after the fleet's end)
+      expect(await waitFor(() => existsSync(fleet.root), 400, 20)).toBe(false);
     } finally {
       await fleet.destroy();
     }
