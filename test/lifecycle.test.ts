@@ -1,6 +1,8 @@
 // One lifecycle: every part's closer runs once, last started first, within a deadline and an overall budget;
 // `sunset up` stops within 10 s of a signal, whatever Redis does, and a second signal cuts nothing short.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Lifecycle } from '../src/lifecycle.js';
@@ -183,6 +185,22 @@ describe('sunset up and signals', () => {
     } finally {
       if (p.code === undefined) p.child.kill('SIGKILL');
       await dropHost(REDIS, host);
+    }
+  });
+
+  it('with its Redis unreachable and its web port taken: it says so and exits 2, rather than run on with no web', async () => {
+    const taken = createServer();
+    await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+    const port = (taken.address() as AddressInfo).port;
+    const cfg = ctx.fleet.writeConfig({ host: uniqueHost(), redisUrl: 'redis://127.0.0.1:1', web: { port } });
+    const p = up(cfg);
+    try {
+      await until('ended', () => p.code !== undefined, 30_000);
+      expect(p.code).toBe(2);
+      expect(p.stderr).toContain(`sunset up: the web cannot listen on 127.0.0.1:${port} (EADDRINUSE): choose another web.host or web.port`);
+    } finally {
+      if (p.code === undefined) p.child.kill('SIGKILL');
+      taken.close();
     }
   });
 
