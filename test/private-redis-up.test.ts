@@ -308,7 +308,7 @@ describe('sunset up on a box with no Redis', () => {
     const lines = r.stderr.split('\n').filter((l) => l.trim() && !l.startsWith('{'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^sunset up: no Redis is named and nothing answers at redis:\/\/127\.0\.0\.1:\d+, and redis-server, .* is not installed: install it with `(sudo )?apt-get install -y redis-server` \(or your system's package of the same name\), or name a Redis in redisUrl$/,
+      /^sunset up: no Redis is named and nothing answers at redis:\/\/127\.0\.0\.1:\d+, and redis-server, .* is not on PATH: install it with `(sudo )?apt-get install -y redis-server` \(or your system's package of the same name\), or name a Redis in redisUrl$/,
     );
     expect(existsSync(privatePaths(fleet.stateDir).socket)).toBe(false);
   }, 60_000);

@@ -1,5 +1,5 @@
 // `sunset doctor`'s checks of what sunset talks to: Redis, tmux, the claude CLI and its files, the tasks folder.
-import { accessSync, constants, readFileSync, readdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { errorCode, errorMessage } from '../errors.js';
 import { TESTED_VERSIONS, parseVersion, readPins } from '../evidence/claude-code.js';
@@ -48,10 +48,15 @@ export async function checkRedis({ config: c, env, timeoutMs }: DoctorContext): 
   if (c.privateRedis === 'auto' && (await pingOnce(redisAddress(c.redisUrl), timeoutMs)) === 'pong')
     return ok(`a Redis answers at ${where}: sunset uses it (no Redis named)`);
   const bin = findRedisServer(env);
+  // its config is written at each start: it has run before, and its schedule waits in its AOF
+  if (bin && existsSync(p.conf))
+    return ok(
+      `sunset's private Redis is not running (no \`sunset up\`): \`sunset up\` starts it again (${bin}), its schedule kept in its AOF in ${p.dir}`,
+    );
   if (bin) return ok(`no Redis runs yet: \`sunset up\` starts its private one (${bin}, its socket and AOF in ${p.dir})`);
   return fail(
     'no Redis answers, none is named, and redis-server is not on PATH for sunset to run its own',
-    installLine('install redis-server'),
+    installLine('for `sunset up` to run its own Redis'),
   );
 }
 
@@ -169,10 +174,11 @@ export function checkClaudeFiles({ config: c }: DoctorContext): Finding {
 export function checkTasks({ config: c }: DoctorContext): Finding {
   const dir = c.fleet.tasksDir;
   const bad = folderProblem(dir);
+  // no Driver, no task files: finished Claude Code jobs still leave by their own chain (a warning, as verdict says it)
   if (bad === 'missing')
-    return fail(
-      `the tasks folder ${dir} does not exist`,
-      `create it (mkdir -p ${dir}), or point fleet.tasksDir at the folder your Driver writes task files to`,
+    return warn(
+      `the tasks folder ${dir} does not exist: no session has a task (finished background jobs still leave by their own chain)`,
+      `if a Driver writes task files, create it (mkdir -p ${dir}) or point fleet.tasksDir at the folder it writes them to`,
     );
   if (bad)
     return fail(

@@ -77,7 +77,7 @@ export async function redisForUp(cfg: Config, log: Logger, env: NodeJS.ProcessEn
   const bin = findRedisServer(env);
   if (!bin && !found.privateAnswers)
     throw new NoRedisError(
-      installLine(`${why}, and redis-server, which sunset up would run as its private Redis, is not installed`) +
+      installLine(`${why}, and redis-server, which sunset up would run as its private Redis, is not on PATH`) +
         ', or name a Redis in redisUrl',
     );
   if (!found.privateAnswers)
