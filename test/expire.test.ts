@@ -149,7 +149,8 @@ describe('sunset expire (the CLI)', () => {
     expect(readdirSync(join(ctx.fleet.stateDir, 'expire')).filter((n) => !n.startsWith('.'))).toHaveLength(1);
     // no `sunset up` runs here: the request waits in the queue; a second scan does not request again
     const again = await expire([], host);
-    expect(again).toMatchObject({ code: 0, stdout: '' });
+    expect(again).toMatchObject({ code: 0 });
+    expect(again.stdout.trim()).toBe('nothing to expire: 3 untasked sessions looked at (--verbose: each, and why it waits or is spared)');
     expect((await expire(['--verbose'], host)).stdout).toMatch(new RegExp(`^waiting\\s+${idle.id}\\b`, 'm'));
     for (const a of [idle, young, busy]) expect(ctx.fleet.isAlive(a)).toBe(true);
     expect(ctx.fleet.requests()).toEqual([]);

@@ -27,8 +27,13 @@ Exit codes: 0 done, 1 the roster probe failed (nothing expires), 2 bad usage or 
       if (values.json) io.out(JSON.stringify(r, null, 2));
       else {
         if (!r.ok) io.err(`sunset expire: roster failed, nothing expires: ${r.error}`);
-        for (const l of r.lines) {
-          if ((l.action === 'spared' || l.action === 'waiting') && !values.verbose) continue;
+        const shown = r.lines.filter((l) => values.verbose || (l.action !== 'spared' && l.action !== 'waiting'));
+        // a scan that found nothing to do says so, rather than print nothing
+        if (r.ok && !shown.length)
+          io.out(
+            `nothing to expire: ${r.lines.length} untasked session${r.lines.length === 1 ? '' : 's'} looked at${r.lines.length ? ' (--verbose: each, and why it waits or is spared)' : ''}`,
+          );
+        for (const l of shown) {
           io.out(
             `${l.action.padEnd(14)} ${l.label.padEnd(10)} silent ${formatDuration(l.silenceMs)}${l.n ? `  request ${l.n}/${cfg.maxExitRequests}` : ''}${l.reasons?.length ? `  (${l.reasons.join(', ')})` : ''}`,
           );

@@ -98,7 +98,7 @@ function line(s: SessionView): string {
 function summary(list: SessionView[]): string {
   const c: Record<string, number> = {};
   for (const s of list) c[s.verdict] = (c[s.verdict] ?? 0) + 1;
-  return `\n${list.length} roster rows: ${['eligible', 'protected', 'gone', 'record'].map((v) => `${c[v] ?? 0} ${v}`).join(', ')}`;
+  return `${list.length ? '\n' : ''}${list.length} roster rows: ${['eligible', 'protected', 'gone', 'record'].map((v) => `${c[v] ?? 0} ${v}`).join(', ')}`;
 }
 
 /**
