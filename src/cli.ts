@@ -29,7 +29,8 @@ export const COMMANDS: Array<{ name: string; summary: string; load: () => Promis
   },
   {
     name: 'alarms',
-    summary: 'open alarms for a person (session-will-not-exit, cap-reached, claude-code-unreadable); ack ID closes one; test tries each channel',
+    summary:
+      'open alarms for a person (session-will-not-exit, cap-reached, claude-code-unreadable); ack ID closes one; test tries each channel',
     load: async () => (await import('./cli/alarms.js')).alarmsCommand,
   },
   {
