@@ -6,7 +6,7 @@ import { unreadableMessage } from '../doctrine/unreadable.js';
 import { unreadableAlarm } from '../pipeline/unreadable-watch.js';
 import { formatDuration } from '../duration.js';
 import { formatBytes } from '../report/report.js';
-import { expireFactsReader } from '../store/expire-state.js';
+import { chainReaders } from '../pipeline/chain-kinds/index.js';
 import { EXIT, config, type Command } from './common.js';
 import { dueWords } from './verdict-words.js';
 import { ambiguousMessage, holdsProcess, resolveSession } from '../doctrine/identity.js';
@@ -28,7 +28,7 @@ several sessions (they are listed).`,
     if (positionals.length > 1) throw new (await import('./common.js')).UsageError(`verdict takes at most one ID\n\n${this.usage}`);
     const cfg = config(values, io);
     const [snap, note] = await Promise.all([
-      gatherFleet(cfg, { roster: 'cli', expireFacts: expireFactsReader(cfg.stateDir) }),
+      gatherFleet(cfg, { roster: 'cli', ...chainReaders(cfg) }),
       versionNote(cfg.fleet.claudeCommand, cfg.probeTimeout),
     ]);
     if (note && snap.roster.ok) io.err(`sunset: ${note}`);

@@ -1,7 +1,7 @@
 // The verdict: may this session leave now? One pure function over plain data (DESIGN §4).
 // Every worker, `sunset verdict` and the HTTP API call it; nothing else decides.
 import { unsafeSession } from './ids.js';
-import type { ChainFacts, ChainPolicy } from './chain.js';
+import type { ChainFacts, ChainKind, ChainPolicy } from './chain.js';
 import type { Reason } from './reasons.js';
 import { dueOf, nextOf, type Due, type Next } from './next.js';
 import type { Kind, Status } from '../evidence/roster.js';
@@ -65,6 +65,11 @@ export interface Evidence {
   agentViewsListing?: AgentView[];
   /** A finished Claude Code job's own chain (untasked background session whose job settled done; its latches in stateDir). */
   native?: { key: string; facts: ExpireFacts } | null;
+  /**
+   * A chain of another kind that holds this untasked session (its adapter's `holds`, src/pipeline/chain-kinds/): its
+   * kind, the steps it takes (its shape), its key and facts. Judged as a finished job's chain is.
+   */
+  held?: { kind: string; shape: ChainKind; key: string; facts: ExpireFacts } | null;
   /** An interactive session's input box holds a person's draft (read from its pane); null = it could not be read. */
   draft?: boolean | null;
   /** ms since the transcript was last written; null = unknown (missing, unreadable). */
@@ -194,8 +199,9 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     else if (!(now >= t(task.releasedAt) + policy.grace)) reasons.add('grace-pending');
   }
   const untasked = !task && !e.openTasks.length && !e.invalidTasks.length;
-  // an untasked background session whose own job settled done: the same chain as a finished task (its latches in stateDir)
-  const native = untasked ? (e.native ?? null) : null;
+  // an untasked background session whose own job settled done: the same chain as a finished task (its latches in
+  // stateDir); or a chain of another kind that holds it (e.held), judged the same way
+  const native = untasked ? (e.native ?? e.held ?? null) : null;
   if (native) {
     const f = native.facts;
     if (f.exitedAt) reasons.add('resumed');
@@ -266,7 +272,7 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   }
 
   const chain: ChainFacts | null = native
-    ? { ...native.facts, kind: 'job' }
+    ? { ...native.facts, kind: e.native ? 'job' : (e.held?.shape ?? 'job') }
     : untasked
       ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) }
       : task?.terminal

@@ -71,6 +71,8 @@ export interface GatherOptions {
   now?: () => number;
   /** Untasked sessions' expire chains (kept in stateDir by expire). */
   expireFacts?: (row: RosterRow, procStartMs: number | null) => ExpireFacts | null;
+  /** A chain of another kind holding an untasked session, by its kind's adapter (src/pipeline/chain-kinds/ chainHolds). */
+  chainHolds?: (row: RosterRow, procStartMs: number | null) => NonNullable<SessionFacts['evidence']['held']> | null;
   /** Skip RSS (cheaper) when the caller does not need memory. */
   rss?: boolean;
   /** A dry run's latches, over the files' (what it would have latched: src/pipeline/dry-run.ts). */

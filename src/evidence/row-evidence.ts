@@ -210,7 +210,7 @@ function hookProbe(s: Sweep, b: Built): void {
   if (h) b.evidence.hooks = h;
 }
 
-/** An untasked session's chain: a finished Claude Code job's own (its latches in stateDir), else expire's. */
+/** An untasked session's chain: a finished Claude Code job's own (its latches in stateDir), a chain of another kind that holds it, else expire's. */
 function chainProbe(s: Sweep, b: Built): void {
   const { row, evidence } = b;
   const dry = s.opts.dry;
@@ -232,7 +232,9 @@ function chainProbe(s: Sweep, b: Built): void {
       evidence.native = { key, facts: dry ? dry.facts(`job/${key}`, withStart) : withStart };
     }
   }
-  if (!evidence.native && s.opts.expireFacts) {
+  const held = evidence.native ? null : (s.opts.chainHolds?.(row, b.procStartMs) ?? null);
+  if (held) evidence.held = dry ? { ...held, facts: dry.facts(held.key, held.facts) } : held;
+  else if (!evidence.native && s.opts.expireFacts) {
     const x = s.opts.expireFacts(row, b.procStartMs);
     evidence.expire = dry ? dry.facts(`expire/${expireKey(row.sessionId, b.procStartMs)}`, x ?? { requests: 0 }) : x;
   }

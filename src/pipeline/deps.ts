@@ -7,7 +7,7 @@ import type { Logger } from '../log.js';
 import { auditFile, fileAudit, type Audit } from '../store/audit.js';
 import { Alarms } from '../store/alarms.js';
 import { fleetCache, type FleetSource } from '../evidence/fleet-cache.js';
-import { expireFactsReader } from '../store/expire-state.js';
+import { chainReaders } from './chain-kinds/index.js';
 import { redisLink, type RedisLink } from '../redis.js';
 import { dryRun } from './dry-run.js';
 import { fileStore, type ChainStore } from './store.js';
@@ -160,7 +160,7 @@ export function createDeps(
     audit: o.audit ?? fileAudit(config.stateDir, undefined, run.auditFile),
     // the real run's alarms go out through its delivery queue (one job per channel, retried); a dry run raises none
     alarms: new Alarms(config, o.log, run.sends ? (kind, key) => enqueueRecord(producers.delivery, config, kind, key) : null),
-    fleet: fleetCache(config, () => ({ expireFacts: expireFactsReader(config.stateDir), ...run.store.sweep })),
+    fleet: fleetCache(config, () => ({ ...chainReaders(config), ...run.store.sweep })),
     producers,
     ownWrites: new OwnWrites(),
     now: o.now ?? Date.now,

@@ -3,6 +3,9 @@
 import type { ChainJobData } from '../../../queues/common.js';
 import type { SessionExitJob } from '../../../queues/session-exit.js';
 import type { ChainKindAdapter } from './types.js';
+import type { Config } from '../../config.js';
+import type { GatherOptions } from '../../evidence/fleet.js';
+import { expireFactsReader } from '../../store/expire-state.js';
 import * as CHAIN_KINDS from './table.js';
 
 export { CHAIN_KINDS };
@@ -28,6 +31,28 @@ export function refOf(d: ChainJobData): ChainRef {
     if (ref) return ref;
   }
   throw new Error(`a chain job names no chain: ${JSON.stringify(d)}`);
+}
+
+/** What a sweep reads of the chains that hold untasked sessions: expire's, and each kind's that `holds` one. */
+export function chainReaders(config: Config): Pick<GatherOptions, 'expireFacts' | 'chainHolds'> {
+  const holds = chainHolds(config);
+  return { expireFacts: expireFactsReader(config.stateDir), ...(holds ? { chainHolds: holds } : {}) };
+}
+
+/**
+ * The sweep's reader of the chains of other kinds that hold untasked sessions (each kind's `holds`), for
+ * GatherOptions.chainHolds; undefined when no kind has one (the sweep then reads nothing for it).
+ */
+export function chainHolds(config: Config): GatherOptions['chainHolds'] {
+  const holders = [...kinds().values()].filter((k) => k.holds);
+  if (!holders.length) return undefined;
+  return (row, start) => {
+    for (const k of holders) {
+      const h = k.holds!(config, row, start);
+      if (h) return { kind: k.kind, shape: k.shape, ...h };
+    }
+    return null;
+  };
 }
 
 /** The chain an exit job belongs to; null: a person's exit, which has none. */

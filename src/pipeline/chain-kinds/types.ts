@@ -6,6 +6,8 @@ import type { ChainFacts, ChainKind, ChainLatch, ChainStep } from '../../doctrin
 import type { JudgeInput } from '../../doctrine/judge.js';
 import type { Config } from '../../config.js';
 import type { FleetSnapshot, SessionView } from '../../evidence/fleet.js';
+import type { RosterRow } from '../../evidence/roster.js';
+import type { ExpireFacts } from '../../doctrine/verdict.js';
 import type { LatchBase, Task } from '../../tasks/tasks.js';
 import type { ChainJobData } from '../../../queues/common.js';
 import type { SessionExitJob } from '../../../queues/session-exit.js';
@@ -100,4 +102,13 @@ export interface ChainKindAdapter<R extends { kind: string }> {
     wanted(config: Config): boolean;
     pass(deps: PipelineDeps, snap: FleetSnapshot): Promise<number>;
   };
+
+  /**
+   * Whether a chain of this kind holds an untasked session, read by every sweep (synchronously, for each row): its
+   * key among a dry run's latches (`key(ref)`) and its facts (with `lastExitFinishedAt` where its last exit job has
+   * finished: src/store/ledger.ts exitFinishedAt). The verdict then judges the session on that chain, as it does a
+   * finished Claude Code job's (evidence.held). Absent: the verdict knows its sessions another way (a task's file,
+   * a job's state, the expire window).
+   */
+  holds?(config: Config, row: RosterRow, procStartMs: number | null): { key: string; facts: ExpireFacts } | null;
 }
