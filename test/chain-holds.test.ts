@@ -2,7 +2,8 @@
 // and the verdict judges such a session on that chain, as it does a finished Claude Code job's — on the stand-in
 // fleet (real processes, a private tmux server).
 import { describe, expect, it } from 'vitest';
-import { testConfig } from './support/sunset.js';
+import { startTestSunset, testConfig } from './support/sunset.js';
+import { runExpireScan } from '../src/pipeline/expire.js';
 import { useFleet } from './support/use-fleet.js';
 import { gatherFleet } from '../src/evidence/fleet.js';
 import { CHAIN_KINDS, chainReaders } from '../src/pipeline/chain-kinds/index.js';
@@ -27,6 +28,9 @@ describe("a kind's own hold on an untasked session (evidence.held)", () => {
       const v = await view();
       expect(v.evidence.held).toEqual({ kind: 'expire', shape: 'expire', key: 'held/x', facts: { requests: 0, startedAt } });
       expect(v).toMatchObject({ verdict: 'eligible', reasons: [], next: { step: 'expire', n: 1 } });
+      // and the expire scan leaves it to that chain (it would otherwise expire it: the window is 48 h, but it is held)
+      ctx.sunset = await startTestSunset(cfg);
+      expect((await runExpireScan(ctx.sunset.deps, { dryRun: true })).lines.map((l) => l.sessionId)).not.toContain(a.sessionId);
       // a chain that gave up protects, as any chain's does
       CHAIN_KINDS.expire.holds = () => ({ key: 'held/x', facts: { requests: 3, startedAt, gaveUpAt: startedAt } });
       expect((await view()).reasons).toContain('gave-up');

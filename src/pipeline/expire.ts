@@ -66,7 +66,7 @@ export async function runExpireScan(
     // records and gone rows hold nothing; a row whose liveness is unknown is listed as spared (D5)
     if (s.pid === null || s.live === false) continue;
     const untasked = !s.evidence.task && !s.evidence.openTasks.length && !s.evidence.invalidTasks.length;
-    if (!untasked || s.evidence.native) continue; // a finished Claude Code job has its own chain
+    if (!untasked || s.evidence.native || s.evidence.held) continue; // a finished Claude Code job has its own chain, as has one held by another kind
     const base = { id: s.id, label: s.label, sessionId: s.sessionId, silenceMs: s.evidence.silenceMs };
     const j = judge({ act: 'expire', view: s, rosterOk: true, now: deps.now(), recheck: deps.config.windows.recheck });
     if (j.kind !== 'act' || s.live !== true) {
