@@ -3,11 +3,11 @@
 // of either fleet (found by its HOME in their environment, or its folder in their argv), no tmux server, no
 // redis-server answering where it ran one, no folder. What test/real-trial.test.ts is for `npm run real-fleet`.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { processesUnder, redisAnswers } from './support/leftovers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -34,35 +34,6 @@ function run(env: NodeJS.ProcessEnv = {}, o: { interruptAt?: RegExp } = {}): Pro
   });
 }
 
-/** Live processes of a trial's folder: the folder in their argv, or in their environment (HOME). */
-function processesOf(root: string): string[] {
-  const found: string[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8');
-      const env = readFileSync(`/proc/${e}/environ`, 'utf8');
-      if (argv.includes(root) || env.includes(`HOME=${root}/`)) found.push(`${e} ${argv.replace(/\0/g, ' ').slice(0, 120)}`);
-    } catch {
-      /* gone, or not ours to read */
-    }
-  }
-  return found;
-}
-
-async function answers(url: string): Promise<boolean> {
-  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 1000 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
-}
-
 /** Nothing the trial printed it started is left: processes, folders, the tmux server, the redis-server. */
 async function nothingLeft(out: string): Promise<void> {
   const roots = [...out.matchAll(/^(?:codex|gemini) fleet: (\S+) /gm), ...out.matchAll(/^sunset's folder: (\S+) /gm)].map((m) => m[1]);
@@ -70,11 +41,11 @@ async function nothingLeft(out: string): Promise<void> {
   const redisUrl = /Redis: (redis:\/\/\S+)$/m.exec(out)?.[1];
   expect(roots.length === 3 && socket && redisUrl, out).toBeTruthy();
   for (const root of roots) {
-    expect(processesOf(root)).toEqual([]);
+    expect(processesUnder(root)).toEqual([]);
     expect(existsSync(root)).toBe(false);
   }
   expect(spawnSync('tmux', ['-L', socket!, 'list-sessions'], { stdio: 'ignore' }).status).not.toBe(0);
-  expect(await answers(redisUrl!)).toBe(false);
+  expect(await redisAnswers(redisUrl!)).toBe(false);
 }
 
 describe('npm run real-agents', () => {

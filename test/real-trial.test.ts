@@ -3,10 +3,10 @@
 // its fleet (found by its HOME in their environment, or its folder in their argv), no tmux server, no
 // redis-server answering where it ran one, no folder.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { processesUnder, redisAnswers } from './support/leftovers.js';
 
 const ROOT = join(import.meta.dirname, '..');
 
@@ -36,35 +36,6 @@ function run(
   });
 }
 
-/** Live processes that belong to the trial's fleet: its folder in their argv or their environment (HOME). */
-function fleetProcesses(root: string): string[] {
-  const found: string[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const argv = readFileSync(`/proc/${e}/cmdline`, 'utf8');
-      const env = readFileSync(`/proc/${e}/environ`, 'utf8');
-      if (argv.includes(root) || env.includes(`HOME=${root}/`)) found.push(`${e} ${argv.replace(/\0/g, ' ').slice(0, 120)}`);
-    } catch {
-      /* gone, or not ours to read */
-    }
-  }
-  return found;
-}
-
-async function answers(url: string): Promise<boolean> {
-  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 1000 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
-}
-
 describe('npm run real-fleet', () => {
   it('real sessions: the finished ones leave by their own exit path, the one asking a question stays; nothing is left running', async () => {
     const { code, out } = await run();
@@ -84,10 +55,10 @@ describe('npm run real-fleet', () => {
     expect(out).toMatch(/^release \(background, asks a question\) +still running, protected: .*job-blocked.* — never asked$/m);
     expect(out).toMatch(/ended: every process it started \(by pid\), its tmux server, its redis-server; its folder removed\./);
     expect(code, out).toBe(0);
-    expect(fleetProcesses(root!)).toEqual([]);
+    expect(processesUnder(root!)).toEqual([]);
     expect(existsSync(root!)).toBe(false);
     expect(spawnSync('tmux', ['-L', socket!, 'list-sessions'], { stdio: 'ignore' }).status).not.toBe(0);
-    expect(await answers(redisUrl!)).toBe(false);
+    expect(await redisAnswers(redisUrl!)).toBe(false);
   }, 400_000);
 
   it('Ctrl-C while its sessions start: it ends them, sunset and its Redis, and exits 130; nothing is left', async () => {
@@ -100,10 +71,10 @@ describe('npm run real-fleet', () => {
     expect(r.out).toMatch(/ended: every process it started/);
     expect(r.out).not.toMatch(/── what happened/);
     expect(r.code, r.out).toBe(130);
-    expect(fleetProcesses(root!)).toEqual([]);
+    expect(processesUnder(root!)).toEqual([]);
     expect(existsSync(root!)).toBe(false);
     expect(spawnSync('tmux', ['-L', socket!, 'list-sessions'], { stdio: 'ignore' }).status).not.toBe(0);
-    expect(await answers(redisUrl!)).toBe(false);
+    expect(await redisAnswers(redisUrl!)).toBe(false);
   }, 400_000);
 
   it('with the real CLI not installed, it says how to get it and exits 1, starting nothing', async () => {
