@@ -197,6 +197,8 @@ describe('sunset up and signals', () => {
     try {
       await until('ended', () => p.code !== undefined, 30_000);
       expect(p.code).toBe(2);
+      // said as it happened, before the 10 s of closing what started on a Redis that does not answer
+      expect(p.stderr).toMatch(/"event":"web:failed".*EADDRINUSE/);
       expect(p.stderr).toContain(`sunset up: the web cannot listen on 127.0.0.1:${port} (EADDRINUSE): choose another web.host or web.port`);
     } finally {
       if (p.code === undefined) p.child.kill('SIGKILL');

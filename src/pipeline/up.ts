@@ -1,5 +1,6 @@
 // `sunset up`: producers (the watcher, the reconcile and expire schedulers), workers (one per queue) and
 // the web, in one process or split by --role. Shutdown closes the watcher, workers, queues, then Redis, once.
+import { errorMessage } from '../errors.js';
 import { existsSync } from 'node:fs';
 import { Worker, type Processor } from 'bullmq/dist/cjs/classes/index.js';
 import type { Config } from '../config.js';
@@ -279,6 +280,8 @@ export async function startSunset(config: Config, o: UpOptions): Promise<Running
       const w = web;
       life.add('web', () => w.close());
     } catch (err) {
+      // said at once: closing what started may take its 10 s on a Redis that does not answer
+      log.error({ event: 'web:failed', error: errorMessage(err) }, `${errorMessage(err)}; stopping what has started (at most 10 s)`);
       // the other roles are already running: close them rather than leave a half-started process (bounded: a
       // start that fails must not then hang on a Redis that does not answer)
       await life.close(10_000, 10_000);
