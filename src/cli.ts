@@ -2,9 +2,9 @@
 // sunset's command line: one verb per file in src/cli/.
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { EXIT, UsageError, parse, isConfigError, closedPipeSafe, type Command, type Io } from './cli/common.js';
+import { EXIT, UsageError, parse, sayFailure, closedPipeSafe, type Command, type Io } from './cli/common.js';
 import { versionCommand } from './cli/version.js';
-import { errorExitCode, errorMessage } from './errors.js';
+import { errorMessage } from './errors.js';
 /** Each verb's module is loaded only when it runs: `sunset verdict` never loads BullMQ. */
 export const COMMANDS: Array<{ name: string; summary: string; load: () => Promise<Command> }> = [
   {
@@ -219,18 +219,7 @@ export async function main(argv: string[], io: Io): Promise<number> {
     }
     return await cmd.run(args, io);
   } catch (err) {
-    // usage, config and web-config errors carry exitCode 2: bad input, said plainly
-    if (err instanceof UsageError || isConfigError(err) || errorExitCode(err) === EXIT.usage) {
-      io.err(`sunset ${verb}: ${errorMessage(err)}`);
-      return EXIT.usage;
-    }
-    // a failure written for a person (no Redis to use, and why) is said as it is, not as a stack trace
-    if (errorExitCode(err) === EXIT.failure) {
-      io.err(`sunset ${verb}: ${errorMessage(err)}`);
-      return EXIT.failure;
-    }
-    io.err(`sunset ${verb}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-    return EXIT.failure;
+    return sayFailure(verb, err, io);
   }
 }
 

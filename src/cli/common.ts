@@ -4,7 +4,7 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Writable } from 'node:stream';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { createLogger, type Logger } from '../log.js';
-import { errorCode, errorMessage } from '../errors.js';
+import { errorCode, errorExitCode, errorMessage } from '../errors.js';
 
 export const EXIT = { ok: 0, failure: 1, usage: 2, protected: 3, capReached: 75 } as const;
 
@@ -100,6 +100,23 @@ export function config(values: Values, io: Io): Config {
 
 export function isConfigError(err: unknown): err is ConfigError {
   return err instanceof ConfigError;
+}
+
+/**
+ * A verb's failure, said on stderr; its exit code. Usage, config and web-config errors (exitCode 2) and failures
+ * written for a person (exitCode 1: no Redis to use, and why) are said as they are; anything else with its stack.
+ */
+export function sayFailure(verb: string, err: unknown, io: Pick<Io, 'err'>): number {
+  if (err instanceof UsageError || isConfigError(err) || errorExitCode(err) === EXIT.usage) {
+    io.err(`sunset ${verb}: ${errorMessage(err)}`);
+    return EXIT.usage;
+  }
+  if (errorExitCode(err) === EXIT.failure) {
+    io.err(`sunset ${verb}: ${errorMessage(err)}`);
+    return EXIT.failure;
+  }
+  io.err(`sunset ${verb}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+  return EXIT.failure;
 }
 
 /** Who is typing: the login name, audited as the person behind an exit or an acknowledgement. */

@@ -1,10 +1,9 @@
 import { ROLES, type Role } from '../pipeline/roles.js';
 import { createLogger } from '../log.js';
-import { EXIT, UsageError, config, type Command } from './common.js';
+import { EXIT, UsageError, config, sayFailure, type Command } from './common.js';
 import { redisWhere } from '../redis.js';
 import { redisForUp } from '../redis/target.js';
 import { catchStopSignals, secondsLeft, STOP_BOUND_MS } from '../stop-signals.js';
-import { errorExitCode, errorMessage } from '../errors.js';
 
 /** Of the stop's bound, what is kept to log the stop and exit… */
 const STOP_MARGIN_MS = 1500;
@@ -87,11 +86,7 @@ job still confirming then is taken up by the next start (its call is in the exit
       await redis.close();
       // a start that failed (the web's port taken, …) has closed its other parts, or left them closing on a Redis that
       // does not answer: said, then the process ends — a worker's reconnect timer would keep it running for nothing
-      const code = errorExitCode(err) === EXIT.usage ? EXIT.usage : EXIT.failure;
-      io.err(
-        `sunset up: ${errorExitCode(err) !== undefined ? errorMessage(err) : err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-      );
-      process.exit(code);
+      process.exit(sayFailure('up', err, io));
     });
     if (stop.code === null) {
       // said as log lines like the rest of stderr (the web's URL: web:listening), so that a reader of JSON lines is never handed plain text

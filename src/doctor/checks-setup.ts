@@ -39,7 +39,7 @@ export async function checkAlarms({ config: c, env, timeoutMs }: DoctorContext):
   const said = [...bad, ...probes.filter((p) => p.ok)]
     .map((p) => `${p.name === p.type ? p.name : `${p.name} (${p.type})`}: ${p.ok ? '' : 'FAILED '}${p.detail}`)
     .join('; ');
-  const unset = bad.flatMap((p) => /environment variable (\S+) \(tokenEnv\) is not set/.exec(p.detail)?.[1] ?? []);
+  const unset = bad.flatMap((p) => p.unsetEnv ?? []);
   const fix = unset.length
     ? `set ${unset.join(', ')} in sunset's environment (its unit's Environment= or EnvironmentFile=, or export it before \`sunset up\`)`
     : 'an alarm that cannot be delivered reaches nobody: fix the channel, or the network to it';

@@ -201,9 +201,9 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   const untasked = !task && !e.openTasks.length && !e.invalidTasks.length;
   // an untasked background session whose own job settled done: the same chain as a finished task (its latches in
   // stateDir); or a chain of another kind that holds it (e.held), judged the same way
-  const native = untasked ? (e.native ?? e.held ?? null) : null;
-  if (native) {
-    const f = native.facts;
+  const own = untasked ? (e.native ?? e.held ?? null) : null;
+  if (own) {
+    const f = own.facts;
     if (f.exitedAt) reasons.add('resumed');
     if (f.gaveUpAt) reasons.add('gave-up');
     if (!f.askedAt && !(now >= t(f.startedAt) + policy.grace)) reasons.add('grace-pending');
@@ -235,7 +235,7 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
   else if (e.pinned) reasons.add('pinned');
 
   if (e.silenceMs === null) reasons.add('transcript-unknown');
-  else if (untasked && !native) {
+  else if (untasked && !own) {
     if (e.silenceMs < policy.expireIdle) reasons.add('idle-short');
   } else if (e.silenceMs < policy.silence) reasons.add('transcript-recent');
 
@@ -271,8 +271,8 @@ export function decide(s: SessionFacts, policy: Policy, now: number): Decision {
     if (hookDisagrees(e.status, h.state)) reasons.add('hook-disagrees');
   }
 
-  const chain: ChainFacts | null = native
-    ? { ...native.facts, kind: e.native ? 'job' : (e.held?.shape ?? 'job') }
+  const chain: ChainFacts | null = own
+    ? { ...own.facts, kind: e.native || !e.held ? 'job' : e.held.shape }
     : untasked
       ? { kind: 'expire', requests: 0, ...(e.expire ?? {}) }
       : task?.terminal

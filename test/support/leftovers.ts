@@ -1,7 +1,8 @@
 // What a run of the real-client trials (`npm run real-fleet`, `npm run real-agents`) may have left: its processes
 // and whether its redis-server still answers. Test-side reads only.
 import { readFileSync, readdirSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import { redisAddress } from '../../src/redis.js';
+import { pingOnce } from '../../src/redis/private-server.js';
 
 /** Live processes of a trial's folder: the folder in their argv, or in their environment (HOME). */
 export function processesUnder(root: string): string[] {
@@ -21,14 +22,5 @@ export function processesUnder(root: string): string[] {
 
 /** Whether a Redis answers PING at this url (once, within a second). */
 export async function redisAnswers(url: string): Promise<boolean> {
-  const c = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: 1000 });
-  c.on('error', () => undefined);
-  try {
-    await c.connect();
-    return (await c.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    c.disconnect();
-  }
+  return (await pingOnce(redisAddress(url))) === 'pong';
 }

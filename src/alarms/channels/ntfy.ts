@@ -34,7 +34,12 @@ function auth(c: Ntfy, o: SendOptions): { headers: Record<string, string> } | { 
   return token ? { headers: { authorization: `Bearer ${token}` } } : { missing: c.tokenEnv };
 }
 
-const noToken = (name: string): Answer => ({ ok: false, status: null, detail: `the environment variable ${name} (tokenEnv) is not set` });
+const noToken = (name: string): Answer => ({
+  ok: false,
+  status: null,
+  detail: `the environment variable ${name} (tokenEnv) is not set`,
+  unsetEnv: name,
+});
 
 export const ntfyChannel: ChannelAdapter<Ntfy> = {
   type: 'ntfy',

@@ -40,6 +40,8 @@ export interface Answer {
   ok: boolean;
   status: number | null;
   detail: string;
+  /** The environment variable a secret is read from, when it is not set (the fix is to set it). */
+  unsetEnv?: string;
 }
 
 export interface SendOptions {

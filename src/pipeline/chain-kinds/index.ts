@@ -43,7 +43,7 @@ export function chainReaders(config: Config): Pick<GatherOptions, 'expireFacts' 
  * The sweep's reader of the chains of other kinds that hold untasked sessions (each kind's `holds`), for
  * GatherOptions.chainHolds; undefined when no kind has one (the sweep then reads nothing for it).
  */
-export function chainHolds(config: Config): GatherOptions['chainHolds'] {
+function chainHolds(config: Config): GatherOptions['chainHolds'] {
   const holders = [...kinds().values()].filter((k) => k.holds);
   if (!holders.length) return undefined;
   return (row, start) => {
