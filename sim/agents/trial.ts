@@ -17,6 +17,7 @@ import { freePortNear, startPrivateRedis, type PrivateRedis } from '../../src/pr
 import { catchStopSignals } from '../../src/stop-signals.js';
 import { AgentFleet, pidAlive, SPECS, type AgentCli } from './agent-fleet.js';
 import { agentCliBinary, agentCliDir, agentInstallCommand, ensureAgentCli } from './install.js';
+import { endTrial, started } from '../trial-end.js';
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 const H = 3_600_000;
@@ -197,18 +198,7 @@ export async function trial(o: { deadlineMs?: number } = {}): Promise<number> {
       }
     }
   })();
-  flow.catch(() => undefined);
-  try {
-    await Promise.race([flow, stop.signalled]);
-  } catch (e) {
-    failed = true;
-    out(`real-agents: stopped part-way: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  stop.cleaning();
   // the end: sunset, both fleets (every process by pid, the tmux server, their folders), the redis-server, the folder
-  halted = true;
-  /** A part's start, waited for (a failed one started nothing). */
-  const started = <T>(p: Promise<T> | null): Promise<T | null> => (p ? p.catch(() => null) : Promise.resolve(null));
   const steps: Array<[string, () => Promise<unknown>]> = [
     ['the install under way', () => started(installP)],
     ['sunset', async () => (await started(runningP))?.close()],
@@ -217,10 +207,13 @@ export async function trial(o: { deadlineMs?: number } = {}): Promise<number> {
     ['its redis-server', async () => (await started(redisP))?.shutdown()],
     ['its folder', async () => dir && rmSync(dir, { recursive: true, force: true })],
   ];
-  const notEnded: string[] = [];
-  for (const [what, step] of steps) await step().catch((e: Error) => notEnded.push(`${what} (${e.message})`));
-  if (notEnded.length) out(`could not end: ${notEnded.join('; ')}`);
-  else if (redisP) out('\nended: every process it started (by pid), its tmux server, its redis-server; its folders removed.');
+  const end = await endTrial('real-agents', flow, stop, out, steps, () => {
+    halted = true;
+  });
+  if (end.stoppedPartWay) failed = true;
+  const notEnded = end.notEnded;
+  if (!notEnded.length && redisP)
+    out('\nended: every process it started (by pid), its tmux server, its redis-server; its folders removed.');
   if (stop.code !== null) return stop.code;
   return failed || notEnded.length ? 1 : 0;
 }

@@ -17,6 +17,7 @@ import { REASONS } from '../../src/doctrine/verdict.js';
 import { claudeWrapper } from './claude-wrapper.js';
 import { CLAUDE_CODE_VERSION, claudeCodeBinary, installCommand } from './install.js';
 import { RealFleet } from './real-fleet.js';
+import { endTrial, started } from '../trial-end.js';
 
 const out = (s: string) => process.stdout.write(`${s}\n`);
 const H = 3_600_000;
@@ -153,18 +154,7 @@ export async function trial(o: { deadlineMs?: number } = {}): Promise<number> {
       }
     }
   })();
-  flow.catch(() => undefined);
-  try {
-    await Promise.race([flow, stop.signalled]);
-  } catch (e) {
-    failed = true;
-    out(`real-fleet: stopped part-way: ${e instanceof Error ? e.message : String(e)}`);
-  }
-  stop.cleaning();
   // the end: sunset, the fleet (every process by pid, its tmux server, its folder), its keys, its redis-server
-  halted = true;
-  /** A part's start, waited for (a failed one started nothing). */
-  const started = <T>(p: Promise<T> | null): Promise<T | null> => (p ? p.catch(() => null) : Promise.resolve(null));
   const steps: Array<[string, () => Promise<unknown>]> = [
     ['sunset', async () => (await started(runningP))?.close()],
     ['the sessions, their daemon and tmux server', async () => (await started(fleetP))?.destroy()],
@@ -177,10 +167,12 @@ export async function trial(o: { deadlineMs?: number } = {}): Promise<number> {
     ],
     ['its redis-server', async () => (await started(redisP))?.shutdown()],
   ];
-  const notEnded: string[] = [];
-  for (const [what, step] of steps) await step().catch((e: Error) => notEnded.push(`${what} (${e.message})`));
-  if (notEnded.length) out(`could not end: ${notEnded.join('; ')}`);
-  else out('\nended: every process it started (by pid), its tmux server, its redis-server; its folder removed.');
+  const end = await endTrial('real-fleet', flow, stop, out, steps, () => {
+    halted = true;
+  });
+  if (end.stoppedPartWay) failed = true;
+  const notEnded = end.notEnded;
+  if (!notEnded.length) out('\nended: every process it started (by pid), its tmux server, its redis-server; its folder removed.');
   if (stop.code !== null) return stop.code;
   return failed || notEnded.length ? 1 : 0;
 }
